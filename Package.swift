@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 mode plus the upcoming features that keep
+/// imports explicit and existentials visible.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Gatehouse",
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"])
+    ],
+    targets: [
+        // C libraries from Debian, one module each. Every one is imported by exactly one
+        // Swift wrapper module below, so C pointers never travel further.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // CHiredis (libhiredis-dev) joins here with the Redis store; its wrapper will live in Storage.
+
+        // The C-free core: typed values, the Store protocol, logging.
+        .target(name: "GatehouseCore", swiftSettings: strictSettings),
+        // Wrappers: each is the only importer of its C module.
+        .target(name: "GatehouseCrypto", dependencies: ["COpenSSL"], swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatehouseCore"], swiftSettings: strictSettings),
+        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
+        .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
+        // Wiring: configuration, CLI, routes.
+        .target(
+            name: "GatehouseApp",
+            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "gatehouse", dependencies: ["GatehouseApp"], swiftSettings: strictSettings),
+
+        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "GatehouseAppTests",
+            dependencies: ["GatehouseApp", "GatehouseCore", "HTTPClient", "gatehouse"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

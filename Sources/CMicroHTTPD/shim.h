@@ -1,0 +1,59 @@
+#ifndef GATEHOUSE_CMICROHTTPD_SHIM_H
+#define GATEHOUSE_CMICROHTTPD_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/select.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/* MHD leaves the path and query arguments as they came off the wire when this
+ * callback returns the length unchanged. The router needs the raw path so that an
+ * encoded '/' inside a segment (the /request proxy's URL) stays one segment; the
+ * Swift side percent-decodes each piece itself. */
+static inline size_t gh_mhd_keep_escaped(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls; (void)c;
+    return strlen(s);
+}
+
+/* MHD_start_daemon is variadic, which Swift cannot call: this fixes the option list
+ * Gatehouse uses and takes the rest as an MHD_OPTION_ARRAY built in Swift. */
+static inline struct MHD_Daemon *gh_mhd_start(unsigned int flags,
+                                              const struct sockaddr *address,
+                                              MHD_AccessHandlerCallback handler, void *handler_context,
+                                              MHD_RequestCompletedCallback completed, void *completed_context,
+                                              struct MHD_OptionItem *options) {
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_SOCK_ADDR, address,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_UNESCAPE_CALLBACK, gh_mhd_keep_escaped, NULL,
+                            MHD_OPTION_ARRAY, options,
+                            MHD_OPTION_END);
+}
+
+/* MHD_get_daemon_info is variadic and returns a union: this reads the one field we
+ * need, the port the kernel chose when we listen on port 0. */
+static inline uint16_t gh_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+/* MHD_get_connection_info is variadic and returns a union: this copies the peer
+ * address text into a caller buffer (empty when unknown). */
+static inline void gh_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    buffer[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!info || !info->client_addr) return;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buffer, (socklen_t)size);
+    } else if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buffer, (socklen_t)size);
+    }
+}
+
+#endif

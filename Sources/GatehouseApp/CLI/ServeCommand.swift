@@ -1,0 +1,85 @@
+internal import Dispatch
+internal import GatehouseCore
+internal import HTTPServer
+internal import Synchronization
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// `gatehouse serve`: start the HTTP server, wait for SIGTERM or SIGINT, drain, exit 0.
+enum ServeCommand {
+    static func run(context: GatewayContext) async -> Int32 {
+        let logger = context.logger
+        let defects = ProviderCatalog.validate(directories: context.configuration.providerDirectories)
+        if let first = defects.first {
+            let more = defects.count > 1 ? " (and \(defects.count - 1) more; run 'gatehouse providers validate')" : ""
+            Console.err("gatehouse: invalid provider definition: \(first)\(more)")
+            return 2
+        }
+        // Writes to a vanished peer must fail with EPIPE, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        let termination = TerminationSignal()
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                configuration: .init(address: context.configuration.listen),
+                router: GatewayRoutes.router(context: context), logger: logger)
+        } catch {
+            Console.err("gatehouse: \(error.reason)")
+            return 2
+        }
+        logger.notice("Gatehouse listening", [
+            "listen.host": context.configuration.listen.host, "listen.port": "\(server.port)",
+            "store.kind": context.configuration.store.kind, "public_url": context.configuration.publicURL,
+            "providers.count": "\(context.providers.all.count)",
+            "admin_api": context.configuration.adminToken == nil ? "off" : "on",
+        ])
+        let signalNumber = await termination.wait()
+        logger.notice("Shutting down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT", "requests.in_flight": "\(server.inFlight)"])
+        await server.shutdown(drainTimeout: .seconds(10))
+        logger.notice("Stopped")
+        return 0
+    }
+}
+
+/// Waits for SIGTERM or SIGINT through dispatch signal sources, so the handler runs as
+/// ordinary code instead of inside an async-signal context. `@unchecked Sendable` because
+/// dispatch sources are thread-safe but not annotated; the array is never mutated after init.
+final class TerminationSignal: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let state = Mutex<(fired: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+
+    init() {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            sources.append(source)
+        }
+        self.sources = sources
+        for (source, number) in zip(sources, [SIGTERM, SIGINT]) {
+            source.setEventHandler { [weak self] in self?.fire(number) }
+            source.resume()
+        }
+    }
+
+    private func fire(_ number: Int32) {
+        let waiter: CheckedContinuation<Int32, Never>? = state.withLock { state in
+            guard state.fired == nil else { return nil }
+            state.fired = number
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: number)
+    }
+
+    func wait() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let fired: Int32? = state.withLock { state in
+                if state.fired == nil { state.waiter = continuation }
+                return state.fired
+            }
+            if let fired { continuation.resume(returning: fired) }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+internal import GatehouseCore
+internal import HTTPServer
+
+/// Resolves each setting from flag, then environment, then the JSON config file, then the
+/// default (interface.md §1), and validates the result once.
+struct ConfigurationLoader {
+    /// Raw setting names as they appear in config files; flags are `--` plus the same name
+    /// with `_` as `-`, environment variables `GATEHOUSE_` plus the upper-cased name.
+    static let settingNames = [
+        "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
+    ]
+
+    let flags: [String: [String]]
+    let environment: [String: String]
+
+    func load() throws(ConfigurationError) -> GatehouseConfiguration {
+        let file = try loadFile()
+        func value(_ name: String) -> String? {
+            if let flag = flags[Self.flagName(name)]?.last { return flag }
+            if let env = environment[Self.environmentName(name)], !env.isEmpty { return env }
+            return file[name]?.first
+        }
+        let listenText = value("listen") ?? "127.0.0.1:6284"
+        guard let listen = ListenAddress(listenText) else {
+            throw ConfigurationError(
+                "invalid listen address '\(listenText)': expected HOST:PORT with a numeric IPv4 host, [IPv6] or localhost, e.g. 127.0.0.1:6284"
+            )
+        }
+        let publicURL = try Self.validatePublicURL(value("public_url") ?? "http://localhost:6284")
+        let storeText = value("store") ?? "sqlite:./data/gatehouse.db"
+        guard let store = StoreLocation(storeText) else {
+            throw ConfigurationError("invalid store '\(storeText)': expected memory:, sqlite:PATH or redis://HOST:PORT/DB")
+        }
+        let directories = try providerDirectories(file: file)
+        let adminToken = value("admin_token")
+        if let adminToken {
+            guard adminToken.utf8.count >= 16, adminToken.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw ConfigurationError("invalid admin token: use at least 16 printable characters without spaces")
+            }
+        }
+        var masterKey: [UInt8]?
+        if let keyText = value("master_key") {
+            guard let decoded = Base64.decode(keyText.trimmingWhitespace()), decoded.count == 32 else {
+                throw ConfigurationError("invalid master key: expected 32 bytes in base64 (openssl rand -base64 32)")
+            }
+            masterKey = decoded
+        }
+        let levelText = value("log_level") ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError("invalid log level '\(levelText)': expected one of \(names)")
+        }
+        var format = StreamLogHandler.defaultFormat
+        if let formatText = value("log_format") {
+            guard let parsed = StreamLogHandler.Format(rawValue: formatText) else {
+                throw ConfigurationError("invalid log format '\(formatText)': expected text or json")
+            }
+            format = parsed
+        }
+        return GatehouseConfiguration(
+            listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
+            adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format)
+    }
+
+    private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {
+        let chosen: [String]
+        if let fromFlags = flags["providers"], !fromFlags.isEmpty {
+            chosen = fromFlags
+        } else if let fromEnvironment = environment["GATEHOUSE_PROVIDERS"], !fromEnvironment.isEmpty {
+            chosen = fromEnvironment.split(separator: ":").map(String.init)
+        } else if let fromFile = file["providers"] {
+            chosen = fromFile
+        } else {
+            guard let builtin = FileSystem.builtinProvidersDirectory() else {
+                throw ConfigurationError(
+                    "cannot find the built-in providers directory: pass --providers DIR or set GATEHOUSE_PROVIDERS")
+            }
+            return [builtin]
+        }
+        for directory in chosen where !FileSystem.isDirectory(directory) {
+            throw ConfigurationError("invalid providers directory '\(directory)': not a directory")
+        }
+        return chosen
+    }
+
+    /// Reads `--config FILE`: a JSON object whose keys are setting names.
+    private func loadFile() throws(ConfigurationError) -> [String: [String]] {
+        guard let path = flags["config"]?.last ?? environment["GATEHOUSE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 })
+        else { return [:] }
+        guard let bytes = FileSystem.read(path) else {
+            throw ConfigurationError("cannot read config file '\(path)'")
+        }
+        guard let document = try? JSONCoding.decode(JSONValue.self, from: bytes), let object = document.objectValue else {
+            throw ConfigurationError("config file '\(path)' is not a JSON object")
+        }
+        var settings: [String: [String]] = [:]
+        for (key, value) in object {
+            guard Self.settingNames.contains(key) else {
+                throw ConfigurationError(
+                    "config file '\(path)': unknown key '\(key)' (known: \(Self.settingNames.joined(separator: ", ")))")
+            }
+            switch value {
+            case .string(let text):
+                settings[key] = [text]
+            case .array(let items) where key == "providers":
+                let texts = items.compactMap(\.stringValue)
+                guard texts.count == items.count else {
+                    throw ConfigurationError("config file '\(path)': 'providers' must be a list of directory paths")
+                }
+                settings[key] = texts
+            default:
+                throw ConfigurationError("config file '\(path)': '\(key)' must be a string")
+            }
+        }
+        return settings
+    }
+
+    static func flagName(_ setting: String) -> String {
+        setting.replacing("_", with: "-")
+    }
+
+    static func environmentName(_ setting: String) -> String {
+        "GATEHOUSE_" + setting.uppercased()
+    }
+
+    static func validatePublicURL(_ text: String) throws(ConfigurationError) -> String {
+        var trimmed = text
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let scheme: String
+        if trimmed.hasPrefix("https://") {
+            scheme = "https://"
+        } else if trimmed.hasPrefix("http://") {
+            scheme = "http://"
+        } else {
+            throw ConfigurationError("invalid public URL '\(text)': expected http:// or https:// followed by a host")
+        }
+        let rest = trimmed.dropFirst(scheme.count)
+        let host = rest.prefix { $0 != "/" }
+        let allowed = rest.allSatisfy { $0.isASCII && !$0.isWhitespace && $0 != "?" && $0 != "#" && $0 != "\"" && $0 != "<" && $0 != ">" }
+        guard !host.isEmpty, allowed else {
+            throw ConfigurationError("invalid public URL '\(text)': expected http:// or https:// followed by a host, without query or fragment")
+        }
+        return trimmed
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var slice = Substring(self)
+        while slice.first?.isWhitespace == true { slice = slice.dropFirst() }
+        while slice.last?.isWhitespace == true { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

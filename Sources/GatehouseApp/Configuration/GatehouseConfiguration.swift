@@ -1,0 +1,89 @@
+public import GatehouseCore
+public import HTTPServer
+
+/// Every setting of interface.md §1, typed and already validated.
+public struct GatehouseConfiguration: Sendable {
+    public var listen: ListenAddress
+    /// Callbacks are `{publicURL}/auth`; no trailing slash.
+    public var publicURL: String
+    public var store: StoreLocation
+    /// Provider directories; a later one overrides an earlier one's ids.
+    public var providerDirectories: [String]
+    /// The bearer token of `/api/admin/*`; nil turns the admin API off (404).
+    public var adminToken: String?
+    /// The 32-byte key that seals secrets at rest; nil means "use or create the data dir's key".
+    public var masterKey: [UInt8]?
+    public var logLevel: Logger.Level
+    public var logFormat: StreamLogHandler.Format
+
+    public init(
+        listen: ListenAddress, publicURL: String, store: StoreLocation, providerDirectories: [String],
+        adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format
+    ) {
+        self.listen = listen
+        self.publicURL = publicURL
+        self.store = store
+        self.providerDirectories = providerDirectories
+        self.adminToken = adminToken
+        self.masterKey = masterKey
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+    }
+}
+
+/// Where apps, keysets and flow records are kept.
+public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
+    /// Process memory; gone at exit.
+    case memory
+    /// An SQLite file (WAL mode).
+    case sqlite(path: String)
+    /// A Redis server shared by many gateway processes.
+    case redis(host: String, port: Int, database: Int)
+
+    /// Parses `memory:`, `sqlite:PATH` or `redis://HOST:PORT/DB`.
+    public init?(_ text: String) {
+        if text == "memory:" {
+            self = .memory
+        } else if text.hasPrefix("sqlite:") {
+            let path = String(text.dropFirst("sqlite:".count))
+            guard !path.isEmpty, !path.contains("\0") else { return nil }
+            self = .sqlite(path: path)
+        } else if text.hasPrefix("redis://") {
+            let rest = text.dropFirst("redis://".count)
+            let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            let hostPort = parts[0]
+            let database = parts.count > 1 ? (parts[1].isEmpty ? 0 : Int(parts[1])) : 0
+            guard let database, database >= 0 else { return nil }
+            let host: Substring
+            let port: Int?
+            if let colon = hostPort.lastIndex(of: ":") {
+                host = hostPort[..<colon]
+                port = Int(hostPort[hostPort.index(after: colon)...])
+            } else {
+                host = hostPort
+                port = 6379
+            }
+            guard let port, (1...65535).contains(port), !host.isEmpty else { return nil }
+            self = .redis(host: String(host), port: port, database: database)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .memory: "memory:"
+        case .sqlite(let path): "sqlite:\(path)"
+        case .redis(let host, let port, let database): "redis://\(host):\(port)/\(database)"
+        }
+    }
+
+    /// The short backend name for logs and metrics.
+    public var kind: String {
+        switch self {
+        case .memory: "memory"
+        case .sqlite: "sqlite"
+        case .redis: "redis"
+        }
+    }
+}

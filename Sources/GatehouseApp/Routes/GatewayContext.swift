@@ -1,0 +1,10 @@
+internal import GatehouseCore
+
+/// What route handlers share: the registry, the store and the configuration.
+struct GatewayContext: Sendable {
+    let configuration: GatehouseConfiguration
+    let store: any Store
+    let registry: AppRegistry
+    let providers: ProviderCatalog
+    let logger: Logger
+}

@@ -1,0 +1,97 @@
+/// Base64url (RFC 4648 §5) without padding: the alphabet of OAuth.io keys, secrets and codes.
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes bytes without `=` padding.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var iterator = bytes.makeIterator()
+        while let b0 = iterator.next() {
+            let b1 = iterator.next()
+            let b2 = iterator.next()
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
+            if let b1 {
+                out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)])
+            }
+            if let b2 {
+                out.append(alphabet[Int(b2 & 0x3F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes unpadded base64url. Returns nil for any character outside the alphabet, an
+    /// impossible length, or non-zero trailing bits: a lenient decoder would let two
+    /// different strings stand for the same bytes.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            guard let value = sextet(byte) else { return nil }
+            values.append(value)
+        }
+        if values.count % 4 == 1 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index + 4 <= values.count {
+            let (a, b, c, d) = (values[index], values[index + 1], values[index + 2], values[index + 3])
+            out.append(a << 2 | b >> 4)
+            out.append(b << 4 | c >> 2)
+            out.append(c << 6 | d)
+            index += 4
+        }
+        let rest = values.count - index
+        if rest == 2 {
+            let (a, b) = (values[index], values[index + 1])
+            guard b & 0x0F == 0 else { return nil }
+            out.append(a << 2 | b >> 4)
+        } else if rest == 3 {
+            let (a, b, c) = (values[index], values[index + 1], values[index + 2])
+            guard c & 0x03 == 0 else { return nil }
+            out.append(a << 2 | b >> 4)
+            out.append(b << 4 | c >> 2)
+        }
+        return out
+    }
+
+    private static func sextet(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648 §4, with padding), as operators write the master key.
+public enum Base64 {
+    /// Encodes bytes with `+`, `/` and `=` padding.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        var text = Base64URL.encode(bytes)
+            .replacing("-", with: "+")
+            .replacing("_", with: "/")
+        while text.utf8.count % 4 != 0 { text += "=" }
+        return text
+    }
+
+    /// Decodes padded or unpadded standard base64; nil for anything malformed.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var body = Substring(text)
+        var padding = 0
+        while body.hasSuffix("="), padding < 2 {
+            body = body.dropLast()
+            padding += 1
+        }
+        if padding > 0, text.utf8.count % 4 != 0 { return nil }
+        if body.contains("-") || body.contains("_") { return nil }
+        let urlForm = String(body).replacing("+", with: "-").replacing("/", with: "_")
+        return Base64URL.decode(urlForm)
+    }
+}
+

@@ -1,0 +1,51 @@
+internal import CMicroHTTPD
+internal import GatehouseCore
+
+// The C entry points. They live here, not in main.swift: top-level code there is
+// main-actor isolated, and a callback defined there traps when a pool thread calls it.
+
+/// libmicrohttpd's access handler: called once when headers arrive, once per body chunk,
+/// once at the end, and once more after a suspended connection is resumed.
+let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, slot in
+    guard let context, let connection, let slot, let uploadSize else { return .NO }
+    let daemon = Unmanaged<Daemon>.fromOpaque(context).takeUnretainedValue()
+    guard let existing = slot.pointee else {
+        // First call: headers only. Answering now would make libmicrohttpd close the
+        // connection afterwards, so only oversized bodies are answered here.
+        let exchange = Exchange(
+            connection: connection, method: method.map { String(cString: $0) } ?? "GET",
+            url: url.map { String(cString: $0) } ?? "/", daemon: daemon)
+        slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        daemon.requestStarted()
+        if let length = exchange.declaredLength, length > daemon.configuration.maxBodyBytes {
+            exchange.rejectedForSize = true
+            return exchange.queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
+        }
+        return .YES
+    }
+    let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
+    return exchange.advance(data: uploadData, size: uploadSize)
+}
+
+/// Called when libmicrohttpd is done with a request, answered or not (client gone, timeout).
+let completionHandler: MHD_RequestCompletedCallback = { context, _, slot, _ in
+    guard let context, let slot, let existing = slot.pointee else { return }
+    let daemon = Unmanaged<Daemon>.fromOpaque(context).takeUnretainedValue()
+    let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeRetainedValue()
+    slot.pointee = nil
+    exchange.finish()
+    daemon.requestFinished()
+}
+
+/// Collects header fields into an `HTTPHeaders` box.
+let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
+    guard let box, let key else { return .YES }
+    let headers = Unmanaged<FieldBox>.fromOpaque(box).takeUnretainedValue()
+    headers.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return .YES
+}
+
+/// Mutable scratch space for `headerCollector`, which can only reach Swift through a pointer.
+final class FieldBox {
+    var pairs: [(String, String)] = []
+}

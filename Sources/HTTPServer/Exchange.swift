@@ -1,0 +1,169 @@
+internal import CMicroHTTPD
+internal import GatehouseCore
+internal import Synchronization
+
+/// One request on one connection, from its headers to its completion callback.
+///
+/// libmicrohttpd calls into it from one pool thread at a time; a deferred handler's task
+/// only touches `reply` (behind a mutex) and `answered` (atomic). `@unchecked Sendable`
+/// because it holds the connection pointer, which is used only on libmicrohttpd's threads
+/// and in `MHD_resume_connection`, which is documented as callable from any thread.
+final class Exchange: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private let daemon: Daemon
+    private let method: String
+    private let url: String
+    private let headers: HTTPHeaders
+    private let requestID: String
+    private let started = ContinuousClock.now
+    private var body: [UInt8] = []
+    private var status = 0
+    /// The declared `Content-Length`, if any.
+    let declaredLength: Int?
+    /// Set once a 413 is decided, so later body chunks are dropped.
+    var rejectedForSize = false
+    private let reply = Mutex<HTTPResponse?>(nil)
+    private let answered = Atomic<Bool>(false)
+
+    init(connection: OpaquePointer, method: String, url: String, daemon: Daemon) {
+        self.connection = connection
+        self.method = method
+        self.url = url
+        self.daemon = daemon
+        let collected = FieldBox()
+        MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
+        headers = HTTPHeaders(collected.pairs)
+        declaredLength = headers["content-length"].flatMap { Int($0) }
+        requestID = RequestID.accept(headers["x-request-id"]) ?? RequestID.next()
+    }
+
+    /// Handles every call after the first: body chunks, the final call, the post-resume call.
+    func advance(data: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>) -> MHD_Result {
+        let chunk = size.pointee
+        if chunk > 0 {
+            size.pointee = 0
+            if rejectedForSize { return .YES }
+            if body.count + chunk > daemon.configuration.maxBodyBytes {
+                rejectedForSize = true
+                body = []
+                // Chunked bodies have no declared length, so the limit trips mid-stream.
+                let queued = queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
+                return queued == .YES ? .YES : .NO
+            }
+            if let data {
+                data.withMemoryRebound(to: UInt8.self, capacity: chunk) { body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunk)) }
+            }
+            return .YES
+        }
+        if let ready = reply.withLock({ value -> HTTPResponse? in defer { value = nil }; return value }) {
+            return queue(ready)
+        }
+        if rejectedForSize { return .YES }
+        return dispatch()
+    }
+
+    private func dispatch() -> MHD_Result {
+        let pathEnd = url.firstIndex(of: "?") ?? url.endIndex
+        let rawPath = String(url[..<pathEnd])
+        guard let query = collectQuery() else {
+            return queue(.error(400, "invalid_request", "the query string has a malformed percent-escape"))
+        }
+        var request = HTTPRequest(
+            method: method, rawPath: rawPath, query: query, headers: headers, body: body, requestID: requestID,
+            remoteAddress: peerAddress())
+        switch daemon.router.match(method: method, rawPath: rawPath) {
+        case .notFound:
+            return queue(.error(404, "not_found", "no such endpoint"))
+        case .badPath:
+            return queue(.error(400, "invalid_request", "the path has a malformed percent-escape"))
+        case .methodNotAllowed(let allowed):
+            var response = HTTPResponse.error(405, "method_not_allowed", "this endpoint does not accept \(method)")
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            return queue(response)
+        case .found(.immediate(let handler), let parameters):
+            request.pathParameters = parameters
+            return queue(handler(request))
+        case .found(.deferred(let handler), let parameters):
+            request.pathParameters = parameters
+            // Suspend before the task exists, so a fast task can never resume first.
+            MHD_suspend_connection(connection)
+            let timeout = daemon.configuration.handlerTimeout
+            let timer = Task { [self] in
+                try? await Task.sleep(for: timeout)
+                if Task.isCancelled { return }
+                daemon.logger.warning("Handler timed out", ["request.id": requestID, "http.path": rawPath])
+                complete(.error(504, "timeout", "the request took too long"))
+            }
+            let frozen = request
+            Task { [self] in
+                let response = await handler(frozen)
+                timer.cancel()
+                complete(response)
+            }
+            return .YES
+        }
+    }
+
+    /// Hands a deferred handler's response back to libmicrohttpd, once.
+    private func complete(_ response: HTTPResponse) {
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        reply.withLock { $0 = response }
+        MHD_resume_connection(connection)
+    }
+
+    /// Called from the completion callback. A connection closed while suspended (daemon
+    /// stop) must never be resumed afterwards, so the answer slot is closed here too.
+    func finish() {
+        answered.store(true, ordering: .releasing)
+        let logger = daemon.logger
+        let path = String(url.prefix { $0 != "?" })
+        let level: Logger.Level = (path == "/healthz" || path == "/readyz") ? .debug : .info
+        guard level >= logger.level else { return }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000
+            + Double(elapsed.components.seconds) * 1000
+        logger.log(level, "Request completed", [
+            "request.id": requestID, "http.method": method, "http.path": path,
+            "http.status_code": status == 0 ? "aborted" : "\(status)",
+            "duration_ms": String(Double(Int(milliseconds * 100)) / 100),
+        ])
+    }
+
+    func queue(_ response: HTTPResponse) -> MHD_Result {
+        status = response.status
+        let created = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let created else { return .NO }
+        for field in response.headers {
+            MHD_add_response_header(created, field.name, field.value)
+        }
+        MHD_add_response_header(created, "X-Request-Id", requestID)
+        let result = MHD_queue_response(connection, UInt32(response.status), created)
+        MHD_destroy_response(created)
+        return result
+    }
+
+    /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
+    /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
+    private func collectQuery() -> [FormField]? {
+        let collected = FieldBox()
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
+        var fields: [FormField] = []
+        fields.reserveCapacity(collected.pairs.count)
+        for (name, value) in collected.pairs {
+            guard let decodedName = PercentEncoding.decode(name), let decodedValue = PercentEncoding.decode(value) else {
+                return nil
+            }
+            fields.append(FormField(name: decodedName, value: decodedValue))
+        }
+        return fields
+    }
+
+    private func peerAddress() -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        gh_mhd_client_address(connection, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

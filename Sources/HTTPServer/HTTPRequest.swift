@@ -1,0 +1,59 @@
+public import GatehouseCore
+
+/// A complete request as a handler sees it: headers, decoded query, whole body.
+public struct HTTPRequest: Sendable {
+    /// Upper-case method, e.g. `GET`.
+    public let method: String
+    /// The path as it came off the wire, still percent-encoded and without the query.
+    public let rawPath: String
+    /// Query parameters, decoded, in order.
+    public let query: [FormField]
+    public let headers: HTTPHeaders
+    public let body: [UInt8]
+    /// A per-request id, echoed in `X-Request-Id` and attached to every log line.
+    public let requestID: String
+    /// The peer address, for logs and rate limits.
+    public let remoteAddress: String
+    /// Values the router captured from `:name` and `*name` segments (decoded; `*` stays raw).
+    public internal(set) var pathParameters: [String: String] = [:]
+
+    public init(
+        method: String, rawPath: String, query: [FormField], headers: HTTPHeaders, body: [UInt8], requestID: String,
+        remoteAddress: String
+    ) {
+        self.method = method
+        self.rawPath = rawPath
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The first query value named `name`.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+
+    /// A captured path parameter; routes guarantee the ones they declare.
+    public func parameter(_ name: String) -> String {
+        pathParameters[name] ?? ""
+    }
+
+    /// The media type of the body without parameters, lowercased (`application/json`).
+    public var contentType: String {
+        guard let value = headers["content-type"] else { return "" }
+        let base = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return base.trimmingCharacters(in: " \t").lowercased()
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

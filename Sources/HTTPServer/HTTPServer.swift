@@ -1,0 +1,61 @@
+public import GatehouseCore
+internal import Synchronization
+
+/// The HTTP/1.1 server: libmicrohttpd with an epoll thread pool underneath, the router on top.
+///
+/// Handlers marked `.immediate` answer on the pool thread; `.deferred` handlers run as tasks
+/// while their connection is suspended, so a slow provider never occupies a server thread.
+public final class HTTPServer: Sendable {
+    /// Limits and sizes. Defaults suit a small deployment on a 2-core machine.
+    public struct Configuration: Sendable {
+        public var address: ListenAddress
+        /// Server threads (libmicrohttpd's pool); one per core by default.
+        public var threads: Int
+        /// Largest accepted request body; larger ones get 413.
+        public var maxBodyBytes: Int
+        /// Per-connection memory for the request line and headers; beyond it libmicrohttpd answers 431.
+        public var maxHeaderBytes: Int
+        /// Seconds an idle connection may stay open.
+        public var idleTimeoutSeconds: Int
+        /// Concurrent connections accepted in total.
+        public var maxConnections: Int
+        /// How long a deferred handler may run before the client gets 504.
+        public var handlerTimeout: Duration
+
+        public init(
+            address: ListenAddress, threads: Int = Self.processorCount, maxBodyBytes: Int = 1 << 20,
+            maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30, maxConnections: Int = 4096,
+            handlerTimeout: Duration = .seconds(60)
+        ) {
+            self.address = address
+            self.threads = threads
+            self.maxBodyBytes = maxBodyBytes
+            self.maxHeaderBytes = maxHeaderBytes
+            self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.maxConnections = maxConnections
+            self.handlerTimeout = handlerTimeout
+        }
+
+        /// The number of online processors.
+        public static var processorCount: Int { Int(systemProcessorCount()) }
+    }
+
+    private let daemon: Daemon
+
+    /// Starts listening; the returned server answers until `shutdown`.
+    public init(configuration: Configuration, router: Router, logger: Logger) throws(HTTPServerError) {
+        daemon = try Daemon(configuration: configuration, router: router, logger: logger)
+    }
+
+    /// The bound port, which differs from the configured one when that was 0.
+    public var port: UInt16 { daemon.port }
+
+    /// Requests accepted and not yet completed.
+    public var inFlight: Int { daemon.inFlight }
+
+    /// Stops accepting connections, waits up to `drainTimeout` for in-flight requests to
+    /// finish, then closes everything. Safe to call more than once.
+    public func shutdown(drainTimeout: Duration = .seconds(10)) async {
+        await daemon.shutdown(drainTimeout: drainTimeout)
+    }
+}

@@ -1,0 +1,94 @@
+internal import GatehouseCore
+
+/// Maps method and path to a handler. Patterns are `/`-separated: a literal segment, `:name`
+/// for one segment (percent-decoded before the handler sees it), or a final `*name` for the
+/// raw remainder of the path.
+public struct Router: Sendable {
+    /// How a handler produces its response.
+    public enum Handler: Sendable {
+        /// Runs on the server thread and must not block: health checks, static answers.
+        case immediate(@Sendable (HTTPRequest) -> HTTPResponse)
+        /// Runs as a task while the connection is suspended: anything touching the store or network.
+        case deferred(@Sendable (HTTPRequest) async -> HTTPResponse)
+    }
+
+    /// The outcome of a lookup.
+    public enum Match: Sendable {
+        case found(Handler, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+        /// A path segment had a broken percent-escape.
+        case badPath
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        case rest(String)
+    }
+
+    private struct Route: Sendable {
+        let method: String
+        let segments: [Segment]
+        let handler: Handler
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Adds a route; `method` is upper case. Earlier routes win when two patterns match.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
+        let segments: [Segment] = pattern.split(separator: "/").map { part in
+            if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
+            if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method, segments: segments, handler: handler))
+    }
+
+    /// Finds the handler for a raw (still percent-encoded) path.
+    public func match(method: String, rawPath: String) -> Match {
+        let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var allowed: [String] = []
+        for route in routes {
+            switch Self.bind(route.segments, to: Array(parts)) {
+            case .none:
+                continue
+            case .some(.none):
+                return .badPath
+            case .some(.some(let parameters)):
+                if route.method == method || (method == "HEAD" && route.method == "GET") {
+                    return .found(route.handler, parameters: parameters)
+                }
+                if !allowed.contains(route.method) { allowed.append(route.method) }
+            }
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    /// nil: no match; .some(nil): matched but a segment does not decode; otherwise the parameters.
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]?? {
+        var parameters: [String: String] = [:]
+        var index = 0
+        for segment in segments {
+            switch segment {
+            case .literal(let text):
+                guard index < parts.count, parts[index] == text else { return nil }
+            case .parameter(let name):
+                guard index < parts.count, !parts[index].isEmpty else { return nil }
+                guard let value = PercentEncoding.decode(parts[index]) else { return .some(nil) }
+                parameters[name] = value
+            case .rest(let name):
+                guard index < parts.count else { return nil }
+                parameters[name] = parts[index...].joined(separator: "/")
+                return .some(parameters)
+            }
+            index += 1
+        }
+        // A trailing slash is the same resource; anything more is not this route.
+        let remaining = parts.count - index
+        guard remaining == 0 || (remaining == 1 && parts[index].isEmpty) else { return nil }
+        return .some(parameters)
+    }
+}

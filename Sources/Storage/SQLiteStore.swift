@@ -1,0 +1,243 @@
+public import GatehouseCore
+internal import Dispatch
+internal import Synchronization
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// The embedded store: one SQLite file in WAL mode, shared safely with CLI processes.
+///
+/// SQLite calls block, so each connection lives on its own serial dispatch queue and callers
+/// await it through a continuation; the cooperative thread pool never blocks on the disk.
+public final class SQLiteStore: Store {
+    private let lanes: [Lane]
+    private let nextLane = Atomic<Int>(0)
+    private let putsSincePurge = Atomic<Int>(0)
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    public init(path: String, connections: Int = 2) throws(StoreError) {
+        try Self.ensureDirectory(for: path)
+        var lanes: [Lane] = []
+        for index in 0..<max(1, connections) {
+            let connection = try SQLiteConnection(path: path)
+            try connection.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            if index == 0 {
+                try SQLiteSchema.migrate(connection)
+                // The file holds sealed secrets only, but it is still nobody else's business.
+                chmod(path, 0o600)
+            }
+            lanes.append(Lane(connection: connection, label: "gatehouse.sqlite.\(index)"))
+        }
+        self.lanes = lanes
+    }
+
+    public func createApp(_ app: StoredApp) async throws(StoreError) {
+        let domains = try Self.encodeDomains(app.domains)
+        _ = try await run { connection throws(StoreError) in
+            try connection.query(
+                "INSERT INTO apps (key, name, sealed_secret, domains, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains), .integer(app.createdAt)])
+        }
+    }
+
+    public func app(key: String) async throws(StoreError) -> StoredApp? {
+        let rows = try await run { connection throws(StoreError) in
+            try connection.query(
+                "SELECT key, name, sealed_secret, domains, created_at FROM apps WHERE key = ?1", [.text(key)])
+        }
+        return try rows.first.map(Self.decodeApp)
+    }
+
+    public func apps() async throws(StoreError) -> [StoredApp] {
+        let rows = try await run { connection throws(StoreError) in
+            try connection.query("SELECT key, name, sealed_secret, domains, created_at FROM apps ORDER BY created_at, rowid")
+        }
+        return try rows.map(Self.decodeApp)
+    }
+
+    public func updateApp(_ app: StoredApp) async throws(StoreError) -> Bool {
+        let domains = try Self.encodeDomains(app.domains)
+        return try await run { connection throws(StoreError) in
+            try connection.query(
+                "UPDATE apps SET name = ?2, sealed_secret = ?3, domains = ?4 WHERE key = ?1",
+                [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains)])
+            return connection.changes == 1
+        }
+    }
+
+    public func deleteApp(key: String) async throws(StoreError) -> Bool {
+        try await run { connection throws(StoreError) in
+            try connection.query("DELETE FROM apps WHERE key = ?1", [.text(key)])
+            return connection.changes == 1
+        }
+    }
+
+    public func putKeyset(_ keyset: StoredKeyset, appKey: String) async throws(StoreError) -> Bool {
+        try await run { connection throws(StoreError) in
+            try connection.query(
+                """
+                INSERT INTO keysets (app_key, provider, sealed_parameters, response_type, updated_at)
+                SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM apps WHERE key = ?1)
+                ON CONFLICT (app_key, provider) DO UPDATE SET
+                    sealed_parameters = excluded.sealed_parameters,
+                    response_type = excluded.response_type,
+                    updated_at = excluded.updated_at
+                """,
+                [
+                    .text(appKey), .text(keyset.provider), .blob(keyset.sealedParameters),
+                    .text(keyset.responseType.rawValue), .integer(keyset.updatedAt),
+                ])
+            return connection.changes == 1
+        }
+    }
+
+    public func keyset(appKey: String, provider: String) async throws(StoreError) -> StoredKeyset? {
+        let rows = try await run { connection throws(StoreError) in
+            try connection.query(
+                "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 AND provider = ?2",
+                [.text(appKey), .text(provider)])
+        }
+        return try rows.first.map(Self.decodeKeyset)
+    }
+
+    public func keysets(appKey: String) async throws(StoreError) -> [StoredKeyset] {
+        let rows = try await run { connection throws(StoreError) in
+            try connection.query(
+                "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 ORDER BY provider",
+                [.text(appKey)])
+        }
+        return try rows.map(Self.decodeKeyset)
+    }
+
+    public func deleteKeyset(appKey: String, provider: String) async throws(StoreError) -> Bool {
+        try await run { connection throws(StoreError) in
+            try connection.query("DELETE FROM keysets WHERE app_key = ?1 AND provider = ?2", [.text(appKey), .text(provider)])
+            return connection.changes == 1
+        }
+    }
+
+    public func putRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
+        let now = Self.nowMilliseconds()
+        let expiry = now + Int64(ttlSeconds) * 1000
+        let purge = putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
+        return try await run { connection throws(StoreError) in
+            if purge {
+                try connection.query("DELETE FROM records WHERE expires_at <= ?1", [.integer(now)])
+            }
+            // An expired row with the same id may be overwritten; a live one may not.
+            try connection.query(
+                """
+                INSERT INTO records (id, value, expires_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (id) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+                WHERE records.expires_at <= ?4
+                """,
+                [.text(id), .blob(value), .integer(expiry), .integer(now)])
+            return connection.changes == 1
+        }
+    }
+
+    public func record(_ id: String) async throws(StoreError) -> [UInt8]? {
+        let now = Self.nowMilliseconds()
+        let rows = try await run { connection throws(StoreError) in
+            try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)])
+        }
+        return rows.first?.first?.blob
+    }
+
+    public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
+        let now = Self.nowMilliseconds()
+        let rows = try await run { connection throws(StoreError) in
+            // One statement, so two racing takers cannot both get the row.
+            try connection.query(
+                "DELETE FROM records WHERE id = ?1 AND expires_at > ?2 RETURNING value", [.text(id), .integer(now)])
+        }
+        return rows.first?.first?.blob
+    }
+
+    public func ping() async throws(StoreError) {
+        _ = try await run { connection throws(StoreError) in
+            try connection.query("SELECT 1 FROM apps LIMIT 1")
+        }
+    }
+
+    public func close() async {
+        for lane in lanes { lane.close() }
+    }
+
+    private func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T) async throws(StoreError) -> T {
+        let index = nextLane.add(1, ordering: .relaxed).newValue % lanes.count
+        return try await lanes[index].run(work)
+    }
+
+    private static func decodeApp(_ row: [SQLiteValue]) throws(StoreError) -> StoredApp {
+        guard row.count == 5, let key = row[0].text, let name = row[1].text, let sealed = row[2].blob,
+            let domainsText = row[3].text, let created = row[4].integer,
+            let domains = try? JSONCoding.decode([String].self, from: Array(domainsText.utf8))
+        else { throw .corrupt("an apps row could not be read") }
+        return StoredApp(key: key, name: name, sealedSecret: sealed, domains: domains, createdAt: created)
+    }
+
+    private static func decodeKeyset(_ row: [SQLiteValue]) throws(StoreError) -> StoredKeyset {
+        guard row.count == 4, let provider = row[0].text, let sealed = row[1].blob, let typeText = row[2].text,
+            let type = ResponseType(rawValue: typeText), let updated = row[3].integer
+        else { throw .corrupt("a keysets row could not be read") }
+        return StoredKeyset(provider: provider, sealedParameters: sealed, responseType: type, updatedAt: updated)
+    }
+
+    private static func encodeDomains(_ domains: [String]) throws(StoreError) -> String {
+        guard let bytes = try? JSONCoding.encode(domains) else { throw .corrupt("domains could not be encoded") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
+    }
+
+    private static func ensureDirectory(for path: String) throws(StoreError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let directory = String(path[..<slash])
+        guard !directory.isEmpty else { return }
+        var current = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o700) != 0, errno != EEXIST {
+                throw .invalidLocation("cannot create the directory \(current)")
+            }
+        }
+    }
+}
+
+/// A connection with the serial queue that owns it.
+private final class Lane: @unchecked Sendable {
+    // `@unchecked` because the connection is only touched on `queue`, which serialises access.
+    private var connection: SQLiteConnection?
+    private let queue: DispatchQueue
+
+    init(connection: SQLiteConnection, label: String) {
+        self.connection = connection
+        self.queue = DispatchQueue(label: label)
+    }
+
+    func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T) async throws(StoreError) -> T {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            queue.async {
+                guard let connection = self.connection else {
+                    continuation.resume(returning: .failure(.unavailable("the store is closed")))
+                    return
+                }
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try work(connection)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    func close() {
+        queue.sync { connection = nil }
+    }
+}

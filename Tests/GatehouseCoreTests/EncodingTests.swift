@@ -1,0 +1,67 @@
+import GatehouseCore
+import Testing
+
+@Suite("Encodings")
+struct EncodingTests {
+    @Test("base64url round-trips every length and refuses non-canonical text")
+    func base64URL() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let text = Base64URL.encode(bytes)
+            #expect(!text.contains("="))
+            #expect(Base64URL.decode(text) == bytes)
+        }
+        #expect(Base64URL.encode(Array("hello".utf8)) == "aGVsbG8")
+        #expect(Base64URL.decode("aGVsbG9") == nil, "trailing bits set: another spelling of the same bytes")
+        #expect(Base64URL.decode("a") == nil)
+        #expect(Base64URL.decode("ab+c") == nil)
+        #expect(Base64URL.decode("ab=c") == nil)
+    }
+
+    @Test("standard base64 accepts padding and refuses the url alphabet")
+    func base64Standard() {
+        let key = [UInt8](repeating: 0xFB, count: 32)
+        let text = Base64.encode(key)
+        #expect(text.hasSuffix("="))
+        #expect(Base64.decode(text) == key)
+        #expect(Base64.decode(String(text.dropLast())) == key)
+        #expect(Base64.decode("-_-_") == nil)
+        #expect(Base64.decode("aGVsbG8=") == Array("hello".utf8))
+    }
+
+    @Test("percent-decoding handles plus, escapes and rejects broken input")
+    func percent() {
+        #expect(PercentEncoding.decode("a%20b") == "a b")
+        #expect(PercentEncoding.decode("a+b") == "a+b")
+        #expect(PercentEncoding.decode("a+b", plusAsSpace: true) == "a b")
+        #expect(PercentEncoding.decode("%E2%9C%93") == "✓")
+        #expect(PercentEncoding.decode("%zz") == nil)
+        #expect(PercentEncoding.decode("%4") == nil)
+        #expect(PercentEncoding.decode("%ff%fe") == nil, "not UTF-8")
+        #expect(PercentEncoding.encode("a b/ç~") == "a%20b%2F%C3%A7~")
+    }
+
+    @Test("form fields keep order, empty values and repeated names")
+    func form() throws {
+        let fields = try #require(FormField.parse("a=1&b=&a=2&c&d=x+y%2B"))
+        #expect(fields.map(\.name) == ["a", "b", "a", "c", "d"])
+        #expect(fields.map(\.value) == ["1", "", "2", "", "x y+"])
+        #expect(FormField.parse("a=%") == nil)
+    }
+
+    @Test("JSON string quoting is safe inside a script element")
+    func jsonString() {
+        let quoted = JSONString.quote("</script><b>\"&\u{2028}\n\u{01}")
+        #expect(!quoted.contains("<"))
+        #expect(!quoted.contains(">"))
+        #expect(quoted == #""\u003c/script\u003e\u003cb\u003e\"\u0026\u2028\n\u0001""#)
+    }
+
+    @Test("JSON values round-trip and integers stay integers")
+    func jsonValue() throws {
+        let value: JSONValue = ["a": 1, "b": [true, nil, "x"], "c": .number(1.5)]
+        let bytes = try JSONCoding.encode(value)
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"a":1,"b":[true,null,"x"],"c":1.5}"#)
+        #expect(try JSONCoding.decode(JSONValue.self, from: bytes) == value)
+    }
+}

@@ -1,0 +1,57 @@
+import GatehouseCrypto
+import Testing
+
+@Suite("Secrets at rest")
+struct SecretBoxTests {
+    let key = [UInt8](repeating: 7, count: 32)
+
+    @Test("sealing round-trips and hides the plaintext")
+    func roundTrip() throws {
+        let box = try SecretBox(key: key)
+        for plaintext in [[], Array("s3cret-value".utf8), [UInt8](repeating: 0x41, count: 5000)] {
+            let sealed = try box.seal(plaintext, context: "ctx")
+            #expect(sealed.count == plaintext.count + 29)
+            if plaintext.count > 4 {
+                #expect(!String(decoding: sealed, as: UTF8.self).contains(String(decoding: plaintext, as: UTF8.self)))
+            }
+            #expect(try box.open(sealed, context: "ctx") == plaintext)
+        }
+        #expect(try box.seal([1, 2, 3], context: "c") != box.seal([1, 2, 3], context: "c"), "fresh nonce each time")
+    }
+
+    @Test("tampering, another context or another key all fail to open")
+    func rejects() throws {
+        let box = try SecretBox(key: key)
+        let sealed = try box.seal(Array("payload".utf8), context: "app-secret:A")
+        #expect(throws: CryptoError.openFailed("")) { try box.open(sealed, context: "app-secret:B") }
+        for index in [0, 5, 15, sealed.count / 2, sealed.count - 1] {
+            var damaged = sealed
+            damaged[index] ^= 0x01
+            #expect(throws: CryptoError.openFailed("")) { try box.open(damaged, context: "app-secret:A") }
+        }
+        #expect(throws: CryptoError.openFailed("")) { try box.open(Array(sealed.prefix(20)), context: "app-secret:A") }
+        let other = try SecretBox(key: [UInt8](repeating: 8, count: 32))
+        #expect(throws: CryptoError.openFailed("")) { try other.open(sealed, context: "app-secret:A") }
+        #expect(throws: CryptoError.invalidKey("")) { try SecretBox(key: [1, 2, 3]) }
+    }
+
+    @Test("identifiers look like OAuth.io's and do not repeat")
+    func identifiers() throws {
+        var seen = Set<String>()
+        for _ in 0..<1000 {
+            let id = try SecureRandom.identifier()
+            #expect(id.utf8.count == 27)
+            #expect(id.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+
+    @Test("constant-time comparison agrees with ==")
+    func constantTime() {
+        #expect(ConstantTime.equals("abc", "abc"))
+        #expect(!ConstantTime.equals("abc", "abd"))
+        #expect(!ConstantTime.equals("abc", "abcd"))
+        #expect(ConstantTime.equals("", ""))
+    }
+}
