@@ -38,14 +38,16 @@ let package = Package(
         ),
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseApp"], swiftSettings: strictSettings),
 
+        // Helpers shared by the test targets: raw sockets, a process runner, temporary dirs.
+        .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "GatehouseAppTests",
-            dependencies: ["GatehouseApp", "GatehouseCore", "HTTPClient", "gatehouse"],
+            dependencies: ["GatehouseApp", "GatehouseCore", "HTTPClient", "HTTPServer", "GatehouseTestSupport", "gatehouse"],
             swiftSettings: strictSettings
         ),
     ]

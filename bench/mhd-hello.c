@@ -97,6 +97,10 @@ main(int argc, char **argv)
     /* Block the stop signals before MHD spawns its threads so they inherit
      * the mask and only sigwait() below ever receives them; a handler running
      * on a worker thread could not safely call MHD_stop_daemon(). */
+    /* A shell starts background jobs with SIGINT ignored; restore the default
+     * so the signal is delivered to sigwait() rather than discarded. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);

@@ -18,6 +18,8 @@ let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, metho
         slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         daemon.requestStarted()
         if let length = exchange.declaredLength, length > daemon.configuration.maxBodyBytes {
+            // Answering before the body is read makes libmicrohttpd close the connection
+            // afterwards, which is what an oversized upload deserves.
             exchange.rejectedForSize = true
             return exchange.queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
         }

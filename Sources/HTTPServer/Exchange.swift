@@ -22,6 +22,7 @@ final class Exchange: @unchecked Sendable {
     let declaredLength: Int?
     /// Set once a 413 is decided, so later body chunks are dropped.
     var rejectedForSize = false
+    private var discarded = 0
     private let reply = Mutex<HTTPResponse?>(nil)
     private let answered = Atomic<Bool>(false)
 
@@ -40,15 +41,22 @@ final class Exchange: @unchecked Sendable {
     /// Handles every call after the first: body chunks, the final call, the post-resume call.
     func advance(data: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>) -> MHD_Result {
         let chunk = size.pointee
+        if status != 0 {
+            // A response is already queued (an early 413); nothing more to do.
+            size.pointee = 0
+            return .YES
+        }
         if chunk > 0 {
             size.pointee = 0
-            if rejectedForSize { return .YES }
-            if body.count + chunk > daemon.configuration.maxBodyBytes {
+            let limit = daemon.configuration.maxBodyBytes
+            if rejectedForSize || body.count + chunk > limit {
+                // Read and drop the rest so the 413 arrives intact: closing on unread data makes
+                // the kernel send a reset that can destroy the response. A sender that keeps
+                // going far past the limit is cut off instead.
                 rejectedForSize = true
                 body = []
-                // Chunked bodies have no declared length, so the limit trips mid-stream.
-                let queued = queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
-                return queued == .YES ? .YES : .NO
+                discarded += chunk
+                return discarded > limit * 16 ? .NO : .YES
             }
             if let data {
                 data.withMemoryRebound(to: UInt8.self, capacity: chunk) { body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunk)) }
@@ -58,7 +66,7 @@ final class Exchange: @unchecked Sendable {
         if let ready = reply.withLock({ value -> HTTPResponse? in defer { value = nil }; return value }) {
             return queue(ready)
         }
-        if rejectedForSize { return .YES }
+        if rejectedForSize { return queue(.error(413, "payload_too_large", "the request body exceeds the limit")) }
         return dispatch()
     }
 

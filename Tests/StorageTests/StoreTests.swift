@@ -1,5 +1,6 @@
 import GatehouseCore
 @testable import Storage
+import GatehouseTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,17 +18,6 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: TemporaryDirectory.make() + "/store.db")
         }
-    }
-}
-
-enum TemporaryDirectory {
-    static func make() -> String {
-        var template = Array("/tmp/gatehouse-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
-            return String(cString: made)
-        }
-        return path ?? "/tmp"
     }
 }
 

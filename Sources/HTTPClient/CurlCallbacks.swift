@@ -1,0 +1,40 @@
+internal import CCurl
+
+/// The C entry points libcurl and pthreads call into.
+///
+/// Each is a non-capturing `@convention(c)` closure: C function pointers
+/// cannot carry Swift context, so all state arrives through the `void *`
+/// argument (an unretained `EasyHandle` or a retained `CurlMulti`). They
+/// never throw or trap, since unwinding through C frames is not allowed.
+enum CurlCallbacks {
+    /// CURLOPT_WRITEFUNCTION: body bytes (already content-decoded).
+    /// Returning anything other than `size * count` makes libcurl abort the
+    /// transfer with CURLE_WRITE_ERROR, which is how the size cap works.
+    static let body: curl_write_callback = { data, size, count, context in
+        let total = size * count
+        guard let context else { return 0 }
+        let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)
+        return handle.response.appendBody(bytes) ? total : 0
+    }
+
+    /// CURLOPT_HEADERFUNCTION: one complete header line per call, for every
+    /// response in the exchange (1xx, redirects, final, trailers).
+    static let header: curl_write_callback = { data, size, count, context in
+        let total = size * count
+        guard let context else { return 0 }
+        let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)
+        return handle.response.appendHeaderLine(bytes) ? total : 0
+    }
+
+    /// pthread start routine for the multi thread. Takes over the +1
+    /// reference `CurlMulti.startWorker` passed in, keeping the engine alive
+    /// until the loop has fully shut down.
+    static let workerEntry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
+        guard let context else { return nil }
+        let engine = Unmanaged<CurlMulti>.fromOpaque(context).takeRetainedValue()
+        engine.runLoop()
+        return nil
+    }
+}

@@ -1,0 +1,179 @@
+internal import CCurl
+
+extension EasyHandle {
+    /// Methods Gatehouse needs; anything else is refused rather than placed
+    /// verbatim on the request line.
+    private static let allowedMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+    /// Methods that get a fresh connection instead of a pooled one; see the
+    /// note on retries in `configure`.
+    private static let nonIdempotentMethods: Set<String> = ["POST", "PATCH"]
+
+    /// Framing headers are computed by libcurl from the body; letting a
+    /// caller override them could desynchronise request framing.
+    private static let reservedHeaders = ["content-length", "transfer-encoding", "expect"]
+
+    /// Applies every per-request option. Order matters only for the body:
+    /// POSTFIELDSIZE must precede COPYPOSTFIELDS.
+    func configure(request: HTTPClientRequest, configuration: HTTPClient.Configuration) throws(HTTPClientError) {
+        let method = request.method
+        guard Self.allowedMethods.contains(method) else {
+            throw .invalidRequest("unsupported method \(method)")
+        }
+        try URLCheck.validate(request.url)
+
+        try set(CURLOPT_URL, request.url)
+        // Defence in depth behind URLCheck: libcurl itself refuses every
+        // other scheme, including in redirect targets.
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        // Without NOSIGNAL libcurl may use SIGALRM for DNS timeouts, which
+        // is unsafe in a multi-threaded process.
+        try set(CURLOPT_NOSIGNAL, 1)
+        // Debian's libcurl resolves names on a helper thread. By default,
+        // removing a transfer that is still resolving (timeout, cancel,
+        // shutdown) blocks until getaddrinfo returns, which would stall the
+        // single multi thread, and so every request, for as long as a
+        // broken DNS server takes. QUICK_EXIT makes libcurl detach that
+        // helper instead; on POSIX it frees its own memory when getaddrinfo
+        // finally returns (lib/asyn-thread.c), so nothing leaks for good.
+        try set(CURLOPT_QUICK_EXIT, 1)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds)
+        try set(CURLOPT_TIMEOUT_MS, (request.timeout ?? configuration.totalTimeout).curlMilliseconds)
+
+        // TLS verification is deliberately not configurable. CAINFO only
+        // replaces the CA *file*; Debian's libcurl also keeps its compiled-in
+        // CApath (/etc/ssl/certs), so the extra CA adds trust for tests.
+        try set(CURLOPT_SSL_VERIFYPEER, 1)
+        try set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caBundlePath = configuration.caBundlePath {
+            try set(CURLOPT_CAINFO, caBundlePath)
+        }
+
+        try set(CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0)
+        try set(CURLOPT_MAXREDIRS, 5)
+        // "" = advertise and transparently decode every encoding this
+        // libcurl supports (gzip, deflate, br, zstd on Debian).
+        try set(CURLOPT_ACCEPT_ENCODING, "")
+        try set(CURLOPT_USERAGENT, configuration.userAgent)
+        // Cheap early rejection: a Content-Length above the limit fails with
+        // CURLE_FILESIZE_EXCEEDED before any body byte is read. Bodies
+        // without a length are capped by the write callback instead. Not for
+        // HEAD: libcurl 7.88 applies the check to the announced length even
+        // though no body follows.
+        if method != "HEAD" {
+            try set(CURLOPT_MAXFILESIZE_LARGE, offset: configuration.maxResponseBytes)
+        }
+
+        // Retries: Gatehouse never retries. libcurl, however, has a built-in
+        // replay (Curl_retry_request in lib/transfer.c, up to 5 times): when
+        // a transfer ran on a *reused* connection and the connection died
+        // before a single response byte arrived, libcurl silently resends
+        // the request on a fresh connection. That is normally a stale
+        // keep-alive connection, but the server may also have received and
+        // processed the request before dying. libcurl 7.88 has no option to
+        // turn this off (a CURLOPT_FORBID_RETRY_ON_REUSE was only proposed
+        // in curl PR #18417, 2025). The replay is gated on the connection
+        // being reused, so for non-idempotent methods we force a fresh
+        // connection (CURLOPT_FRESH_CONNECT): libcurl then never replays
+        // them, at the cost of one handshake per POST/PATCH. The new
+        // connection still joins the pool for later idempotent requests.
+        // Idempotent methods keep reusing connections and may be replayed
+        // by libcurl, which RFC 9110 section 9.2.2 permits. (libcurl also
+        // replays HTTP/2 streams the server refused with REFUSED_STREAM or
+        // GOAWAY; the protocol guarantees those were not processed.)
+        if Self.nonIdempotentMethods.contains(method) {
+            try set(CURLOPT_FRESH_CONNECT, 1)
+        }
+
+        try configureHeadersAndBody(request)
+
+        try setErrorBuffer()
+        try set(CURLOPT_PRIVATE, pointer: context)
+        try set(CURLOPT_WRITEFUNCTION, callback: CurlCallbacks.body)
+        try set(CURLOPT_WRITEDATA, pointer: context)
+        try set(CURLOPT_HEADERFUNCTION, callback: CurlCallbacks.header)
+        try set(CURLOPT_HEADERDATA, pointer: context)
+    }
+
+    private func configureHeadersAndBody(_ request: HTTPClientRequest) throws(HTTPClientError) {
+        let method = request.method
+        var lines: [String] = []
+        var hasContentType = false
+        for header in request.headers {
+            try Self.validate(header)
+            if header.hasName("content-type") { hasContentType = true }
+            // libcurl reads "Name:" as "remove this header"; "Name;" is its
+            // syntax for sending a header with an empty value.
+            lines.append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
+        }
+        // An empty "Expect:" stops libcurl from sending
+        // `Expect: 100-continue` and waiting up to 1s for a reply.
+        lines.append("Expect:")
+
+        switch method {
+        case "HEAD":
+            guard request.body == nil else { throw .invalidRequest("HEAD request with a body") }
+            try set(CURLOPT_NOBODY, 1)
+        case "GET" where request.body == nil:
+            try set(CURLOPT_HTTPGET, 1)
+        default:
+            let body = request.body ?? []
+            if request.body != nil || ["POST", "PUT", "PATCH"].contains(method) {
+                // libcurl would otherwise label every body
+                // application/x-www-form-urlencoded; send only what the
+                // caller chose.
+                if !hasContentType { lines.append("Content-Type:") }
+                try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
+                if body.isEmpty {
+                    try set(CURLOPT_COPYPOSTFIELDS, "")
+                } else {
+                    // COPYPOSTFIELDS copies POSTFIELDSIZE bytes during the call,
+                    // so the buffer need not outlive it; binary data with NULs
+                    // is fine because the size is explicit.
+                    let copied = body.withUnsafeBytes { raw in
+                        Result { () throws(HTTPClientError) in
+                            try set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+                        }
+                    }
+                    try copied.get()
+                }
+            }
+            if method != "POST" {
+                try set(CURLOPT_CUSTOMREQUEST, method)
+            }
+        }
+
+        for line in lines {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw .transport("curl_slist_append failed")
+            }
+            headerList = appended
+        }
+        try setHeaderList()
+    }
+
+    /// Rejects header injection (CR/LF/NUL) and names that are not RFC 9110
+    /// tokens; libcurl would send either verbatim.
+    private static func validate(_ header: HTTPHeader) throws(HTTPClientError) {
+        guard !header.name.isEmpty, header.name.utf8.allSatisfy(isTokenByte) else {
+            throw .invalidRequest("invalid header name \(String(reflecting: header.name))")
+        }
+        guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+            throw .invalidRequest("header \(header.name) contains CR, LF or NUL")
+        }
+        if reservedHeaders.contains(where: { header.hasName($0) }) {
+            throw .invalidRequest("header \(header.name) is managed by the client")
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import GatehouseCore
+import GatehouseTestSupport
+import Foundation
+import HTTPClient
+import Testing
+
+@Suite("Command line", .serialized)
+struct CLITests {
+    @Test("apps create --json prints key and secret; the app survives a restart")
+    func createAndRestart() async throws {
+        let workspace = try Workspace()
+        let store = ["--store", "sqlite:./data/gatehouse.db", "--providers", workspace.providers]
+        let created = try await GatehouseProcess.run(
+            ["apps", "create", "--name", "demo", "--domain", "localhost", "--json"] + store, directory: workspace.path)
+        #expect(created.status == 0, "\(created.stderr)")
+        let app = try JSONCoding.decode(JSONValue.self, from: Array(created.stdout.utf8))
+        let key = try #require(app["key"]?.stringValue)
+        let secret = try #require(app["secret"]?.stringValue)
+        #expect(key.utf8.count == 27 && secret.utf8.count == 27)
+        #expect(app["domains"] == ["localhost"])
+
+        let keyset = try await GatehouseProcess.run(
+            ["keysets", "set", "--app", key, "--provider", "github", "--param", "client_id=my-client-id",
+             "--param", "client_secret=very-secret-client-value", "--param", "scope=user", "--param", "scope=repo",
+             "--response-type", "code"] + store, directory: workspace.path)
+        #expect(keyset.status == 0, "\(keyset.stderr)")
+
+        let gateway = try await Gateway.start(workspace: workspace, store: "sqlite:./data/gatehouse.db")
+        let shown = try await gateway.send("GET", "/api/admin/apps/\(key)")
+        #expect(shown.status == 200)
+        #expect(shown.json?["secret"]?.stringValue == secret)
+        #expect(shown.json?["name"] == "demo")
+        let keysets = try #require(shown.json?["keysets"]?.arrayValue)
+        #expect(keysets.first?["parameters"]?["client_id"] == "my-client-id")
+        #expect(keysets.first?["parameters"]?["client_secret"] == "********", "listings mask secrets")
+        #expect(keysets.first?["parameters"]?["scope"] == ["user", "repo"])
+        #expect(keysets.first?["response_type"] == "code")
+        #expect(try await gateway.stop() == 0)
+
+        let onDisk = workspace.allBytes(under: "data")
+        #expect(onDisk.count > 4096)
+        #expect(!onDisk.contains(bytes: Array(secret.utf8)), "the app secret is sealed at rest")
+        #expect(!onDisk.contains(bytes: Array("very-secret-client-value".utf8)), "the client secret is sealed at rest")
+        #expect(onDisk.contains(bytes: Array(key.utf8)), "the scan itself can find plain text")
+        #expect(!gateway.process.standardError.contains(secret), "logs never carry the secret")
+
+        let listed = try await GatehouseProcess.run(["apps", "list", "--json"] + store, directory: workspace.path)
+        #expect(listed.stdout.contains(key))
+        #expect(!listed.stdout.contains(secret), "listings leave secrets out")
+        let rotated = try await GatehouseProcess.run(["apps", "rotate-secret", key, "--json"] + store, directory: workspace.path)
+        let newSecret = try JSONCoding.decode(JSONValue.self, from: Array(rotated.stdout.utf8))["secret"]?.stringValue
+        #expect(newSecret != nil && newSecret != secret)
+        let keysetList = try await GatehouseProcess.run(["keysets", "list", "--app", key] + store, directory: workspace.path)
+        #expect(keysetList.stdout.contains("github") && !keysetList.stdout.contains("very-secret-client-value"))
+        let removed = try await GatehouseProcess.run(["keysets", "delete", "--app", key, "--provider", "github"] + store, directory: workspace.path)
+        #expect(removed.status == 0)
+        let deleted = try await GatehouseProcess.run(["apps", "delete", key] + store, directory: workspace.path)
+        #expect(deleted.status == 0)
+        let missing = try await GatehouseProcess.run(["apps", "show", key] + store, directory: workspace.path)
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "gatehouse: no app with this key\n")
+    }
+
+    @Test(
+        "bad settings exit 2 with one clear line",
+        arguments: [
+            ["serve", "--listen", "nonsense"],
+            ["serve", "--listen", "127.0.0.1:70000"],
+            ["serve", "--store", "postgres://x"],
+            ["serve", "--store", "sqlite:"],
+            ["serve", "--master-key", "c2hvcnQ="],
+            ["serve", "--log-level", "loud"],
+            ["serve", "--log-format", "xml"],
+            ["serve", "--public-url", "ftp://x"],
+            ["serve", "--admin-token", "short"],
+            ["serve", "--providers", "/nonexistent/providers"],
+            ["serve", "--config", "/nonexistent/config.json"],
+            ["serve", "--config", "bad.json"],
+            ["serve", "--config", "unknown-key.json"],
+            ["serve", "--bogus", "1"],
+            ["serve", "--listen"],
+            ["frobnicate"],
+            ["apps", "explode"],
+            ["apps", "show"],
+            ["keysets", "set", "--app", "x", "--provider", "github", "--param", "novalue", "--store", "memory:"],
+        ])
+    func badSettings(arguments: [String]) async throws {
+        let workspace = try Workspace()
+        try "{not json".write(toFile: workspace.path + "/bad.json", atomically: true, encoding: .utf8)
+        try #"{"listen": "127.0.0.1:0", "colour": "blue"}"#.write(toFile: workspace.path + "/unknown-key.json", atomically: true, encoding: .utf8)
+        let result = try await GatehouseProcess.run(
+            arguments, environment: ["GATEHOUSE_PROVIDERS": workspace.providers, "GATEHOUSE_STORE": "memory:"],
+            directory: workspace.path)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix("gatehouse: ") == true)
+    }
+
+    @Test("a port already in use exits 2 with one line")
+    func portInUse() async throws {
+        let gateway = try await Gateway.start()
+        let result = try await GatehouseProcess.run(
+            ["serve", "--listen", "127.0.0.1:\(gateway.port)", "--store", "memory:", "--providers", gateway.workspace.providers],
+            directory: gateway.workspace.path)
+        #expect(result.status == 2)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        _ = try await gateway.stop()
+    }
+
+    @Test("help is available for every command")
+    func help() async throws {
+        let workspace = try Workspace()
+        let overview = try await GatehouseProcess.run(["--help"], directory: workspace.path)
+        #expect(overview.status == 0 && overview.stdout.contains("apps create"))
+        let create = try await GatehouseProcess.run(["apps", "create", "--help"], directory: workspace.path)
+        #expect(create.status == 0 && create.stdout.contains("--domain"))
+    }
+
+    @Test("providers list and validate read the configured directories")
+    func providers() async throws {
+        let workspace = try Workspace(providers: ["github": #"{"name": "GitHub"}"#, "broken": "[1,2]"])
+        let environment = ["GATEHOUSE_PROVIDERS": workspace.providers]
+        let list = try await GatehouseProcess.run(["providers", "list", "--json"], environment: environment, directory: workspace.path)
+        #expect(list.stdout.contains("GitHub"))
+        let validate = try await GatehouseProcess.run(["providers", "validate"], environment: environment, directory: workspace.path)
+        #expect(validate.status == 1)
+        #expect(validate.stderr.contains("broken/provider.json: not a JSON object"))
+        let serve = try await GatehouseProcess.run(["serve", "--store", "memory:"], environment: environment, directory: workspace.path)
+        #expect(serve.status == 2, "a bad provider file stops the server from starting")
+    }
+}

@@ -1,0 +1,75 @@
+@testable import GatehouseApp
+import GatehouseCore
+import GatehouseTestSupport
+import Foundation
+import HTTPServer
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test("a flag beats the environment, which beats the file, which beats the default")
+    func precedence() throws {
+        let workspace = try Workspace()
+        let file = workspace.path + "/config.json"
+        try #"{"listen": "127.0.0.1:1111", "public_url": "https://file.example", "log_level": "debug", "providers": ["\#(workspace.providers)"]}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let fileOnly = try ConfigurationLoader(flags: ["config": [file]], environment: [:]).load()
+        #expect(fileOnly.listen.port == 1111)
+        #expect(fileOnly.publicURL == "https://file.example")
+        #expect(fileOnly.logLevel == .debug)
+        #expect(fileOnly.store == .sqlite(path: "./data/gatehouse.db"), "default")
+
+        let environment = ["GATEHOUSE_LISTEN": "127.0.0.1:2222", "GATEHOUSE_LOG_LEVEL": "error"]
+        let withEnvironment = try ConfigurationLoader(flags: ["config": [file]], environment: environment).load()
+        #expect(withEnvironment.listen.port == 2222)
+        #expect(withEnvironment.logLevel == .error)
+        #expect(withEnvironment.publicURL == "https://file.example")
+
+        let withFlag = try ConfigurationLoader(flags: ["config": [file], "listen": ["127.0.0.1:3333"]], environment: environment).load()
+        #expect(withFlag.listen.port == 3333)
+    }
+
+    @Test("the master key comes from settings or from a 0600 file beside the database")
+    func masterKey() throws {
+        let workspace = try Workspace()
+        let explicit = [UInt8](repeating: 1, count: 32)
+        #expect(try MasterKey.resolve(configured: explicit, store: .memory) == explicit)
+        let path = workspace.path + "/data/x.db"
+        let first = try MasterKey.resolve(configured: nil, store: .sqlite(path: path))
+        let second = try MasterKey.resolve(configured: nil, store: .sqlite(path: path))
+        #expect(first == second && first.count == 32)
+        let attributes = try FileManager.default.attributesOfItem(atPath: workspace.path + "/data/master.key")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(throws: ConfigurationError.self) { try MasterKey.resolve(configured: nil, store: .redis(host: "h", port: 1, database: 0)) }
+    }
+
+    @Test("store locations parse")
+    func storeLocations() {
+        #expect(StoreLocation("memory:") == .memory)
+        #expect(StoreLocation("sqlite:/var/lib/g.db") == .sqlite(path: "/var/lib/g.db"))
+        #expect(StoreLocation("redis://cache:6380/2") == .redis(host: "cache", port: 6380, database: 2))
+        #expect(StoreLocation("redis://cache") == .redis(host: "cache", port: 6379, database: 0))
+        for bad in ["", "sqlite:", "memory", "redis://:1/0", "redis://h:0/0", "redis://h:1/x", "mysql://x"] {
+            #expect(StoreLocation(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("command lines parse into commands, options and positionals")
+    func commandLine() {
+        guard case .command(let create) = ParsedCommand.parse(["apps", "create", "--name", "demo", "--domain=a", "--domain", "b", "--json"]) else {
+            Issue.record("expected a command")
+            return
+        }
+        #expect(create.spec.words == ["apps", "create"])
+        #expect(create.values("domain") == ["a", "b"])
+        #expect(create.json)
+        guard case .usageError = ParsedCommand.parse(["apps", "create", "--colour", "x"]) else {
+            Issue.record("expected a usage error")
+            return
+        }
+        guard case .overview = ParsedCommand.parse([]) else {
+            Issue.record("expected the overview")
+            return
+        }
+    }
+}

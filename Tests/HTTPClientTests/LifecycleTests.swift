@@ -1,0 +1,159 @@
+import Foundation
+import HTTPClient
+import Testing
+
+@Suite("Pooling, concurrency and lifecycle")
+struct LifecycleTests {
+    private func serverConnections(_ server: MockServer, _ client: HTTPClient) async throws -> Int {
+        let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/stats"))
+        let stats = try JSONDecoder().decode([String: Int].self, from: Data(response.body))
+        return stats["connections"] ?? -1
+    }
+
+    @Test("Sequential requests to one server reuse a single connection")
+    func connectionReuse() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient()
+        defer { client.shutdown() }
+
+        for index in 0..<10 {
+            let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo?i=\(index)"))
+            #expect(response.status == 200)
+        }
+        _ = try await client.execute(HTTPClientRequest(method: "PUT", url: server.baseURL + "/echo", body: [1, 2]))
+        _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/status/404"))
+        #expect(try await serverConnections(server, client) == 1)
+        #expect(client.connectionsOpened == 1)
+    }
+
+    @Test("POST and PATCH never ride on a pooled connection, so libcurl cannot replay them")
+    func nonIdempotentUsesFreshConnection() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient()
+        defer { client.shutdown() }
+
+        _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
+        _ = try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/echo", body: [1]))
+        _ = try await client.execute(HTTPClientRequest(method: "PATCH", url: server.baseURL + "/echo", body: [2]))
+        // GETs afterwards reuse a pooled connection again.
+        _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
+        #expect(try await serverConnections(server, client) == 3)
+        #expect(client.connectionsOpened == 3)
+    }
+
+    @Test("50 concurrent requests all succeed with their own responses")
+    func concurrentRequests() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient { $0.maxConnectionsPerHost = 8 }
+        defer { client.shutdown() }
+
+        let base = server.baseURL
+        let queries = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    let response = try await client.execute(HTTPClientRequest(url: base + "/echo?i=\(index)"))
+                    #expect(response.status == 200)
+                    return (index, try Echo(response).query)
+                }
+            }
+            var results: [Int: String] = [:]
+            for try await (index, query) in group {
+                results[index] = query
+            }
+            return results
+        }
+        #expect(queries.count == 50)
+        for (index, query) in queries {
+            #expect(query == "i=\(index)")
+        }
+        // The per-host cap bounds parallel connections.
+        #expect(client.connectionsOpened <= 8)
+        #expect(try await serverConnections(server, client) <= 8)
+    }
+
+    @Test("shutdown fails in-flight and later requests and is idempotent")
+    func shutdown() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient { $0.totalTimeout = .seconds(20) }
+
+        let hang = server.baseURL + "/hang"
+        let pending = Task {
+            await capture { () throws(HTTPClientError) in
+                try await client.execute(HTTPClientRequest(url: hang))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        client.shutdown()
+        client.shutdown()
+        #expect(await pending.value == .shutdown)
+        #expect(clock.now - start < .seconds(2))
+
+        let after = await capture { () throws(HTTPClientError) in
+            try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
+        }
+        #expect(after == .shutdown)
+        client.shutdown()
+    }
+
+    @Test("Concurrent shutdown calls from many threads are safe")
+    func concurrentShutdown() async throws {
+        let client = try makeClient()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask { client.shutdown() }
+            }
+        }
+        let error = await capture { () throws(HTTPClientError) in
+            try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:9/"))
+        }
+        #expect(error == .shutdown)
+    }
+
+    @Test("Cancelling the awaiting task abandons the transfer promptly")
+    func cancellation() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient { $0.totalTimeout = .seconds(20) }
+        defer { client.shutdown() }
+
+        let hang = server.baseURL + "/hang"
+        let echo = server.baseURL + "/echo"
+        let task = Task {
+            await capture { () throws(HTTPClientError) in
+                try await client.execute(HTTPClientRequest(url: hang))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        task.cancel()
+        #expect(await task.value == .cancelled)
+        #expect(clock.now - start < .milliseconds(500))
+
+        // An already-cancelled task fails without sending anything.
+        let precancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await capture { () throws(HTTPClientError) in
+                try await client.execute(HTTPClientRequest(url: echo))
+            }
+        }
+        #expect(await precancelled.value == .cancelled)
+
+        // The client stays usable afterwards.
+        let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
+        #expect(response.status == 200)
+    }
+
+    @Test("Dropping a client without shutdown stops its thread cleanly")
+    func deinitWithoutShutdown() async throws {
+        let server = try await MockServer.start()
+        for _ in 0..<5 {
+            var client: HTTPClient? = try makeClient()
+            let response = try await client?.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
+            #expect(response?.status == 200)
+            client = nil
+            #expect(client == nil)
+        }
+    }
+}

@@ -1,0 +1,241 @@
+import GatehouseCore
+import GatehouseTestSupport
+import HTTPServer
+import Synchronization
+import Testing
+
+/// Starts a server on port 0 with a handful of routes for each test.
+func withServer(
+    configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+    _ body: (HTTPServer) async throws -> Void
+) async throws {
+    var router = Router()
+    router.add("GET", "/hello", .immediate { _ in .jsonBytes(Array(#"{"hello":"world"}"#.utf8)) })
+    router.add(
+        "GET", "/items/:id/parts/:part",
+        .immediate { request in
+            .json(["id": request.parameter("id"), "part": request.parameter("part"), "q": request.queryValue("q") ?? ""])
+        })
+    router.add("GET", "/raw/*rest", .immediate { request in .json(["rest": request.parameter("rest")]) })
+    router.add(
+        "POST", "/echo",
+        .deferred { request in
+            try? await Task.sleep(for: .milliseconds(5))
+            return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: request.body)
+        })
+    router.add(
+        "GET", "/slow",
+        .deferred { request in
+            let milliseconds = Int(request.queryValue("ms") ?? "") ?? 300
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            return .json(["slept": milliseconds])
+        })
+    router.add("GET", "/request-id", .immediate { request in .json(["id": request.requestID]) })
+    var configuration = HTTPServer.Configuration(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2)
+    configuration.maxBodyBytes = 64 << 10
+    configure(&configuration)
+    let server = try HTTPServer(configuration: configuration, router: router, logger: .silent())
+    do {
+        try await body(server)
+    } catch {
+        await server.shutdown(drainTimeout: .seconds(1))
+        throw error
+    }
+    await server.shutdown(drainTimeout: .seconds(1))
+}
+
+@Suite("HTTP server", .serialized)
+struct HTTPServerTests {
+    @Test("immediate and deferred handlers answer, with a request id")
+    func answers() async throws {
+        try await withServer { server in
+            let hello = try await request(port: server.port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(hello.status == 200)
+            #expect(hello.text == #"{"hello":"world"}"#)
+            #expect(hello.header("x-request-id")?.isEmpty == false)
+            #expect(hello.header("content-type") == "application/json; charset=utf-8")
+            let echo = try await request(port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+            #expect(echo.status == 200)
+            #expect(echo.text == "hello")
+        }
+    }
+
+    @Test("path parameters are decoded per segment, the rest stays raw, the query is decoded")
+    func routing() async throws {
+        try await withServer { server in
+            let item = try await request(port: server.port, "GET /items/a%2Fb/parts/x%20y?q=1%2B1+2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            let object = try JSONCoding.decode(JSONValue.self, from: item.body)
+            #expect(object == ["id": "a/b", "part": "x y", "q": "1+1 2"])
+            let raw = try await request(port: server.port, "GET /raw/https%3A%2F%2Fapi.example.com%2Fme/x HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try JSONCoding.decode(JSONValue.self, from: raw.body) == ["rest": "https%3A%2F%2Fapi.example.com%2Fme/x"])
+            let trailing = try await request(port: server.port, "GET /hello/ HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(trailing.status == 200)
+        }
+    }
+
+    @Test("unknown paths, wrong methods and broken escapes get JSON errors")
+    func errors() async throws {
+        try await withServer { server in
+            let missing = try await request(port: server.port, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(missing.status == 404)
+            #expect(try JSONCoding.decode(JSONValue.self, from: missing.body)["error"] == "not_found")
+            let method = try await request(port: server.port, "DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(method.status == 405)
+            #expect(method.header("allow") == "GET")
+            let badQuery = try await request(port: server.port, "GET /hello?a=%zz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(badQuery.status == 400)
+            let badPath = try await request(port: server.port, "GET /items/%zz/parts/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(badPath.status == 400)
+            let head = try await request(port: server.port, "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n", expectBody: false)
+            #expect(head.status == 200)
+        }
+    }
+
+    @Test("keep-alive: many requests, immediate and deferred, on one connection")
+    func keepAlive() async throws {
+        try await withServer { server in
+            let port = server.port
+            let responses = try await offPool {
+                let connection = try RawHTTPConnection(port: port)
+                var responses: [RawResponse] = []
+                for index in 0..<20 {
+                    if index.isMultiple(of: 2) {
+                        connection.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+                    } else {
+                        connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok")
+                    }
+                    responses.append(try connection.readResponse())
+                }
+                return responses
+            }
+            #expect(responses.count == 20)
+            for response in responses {
+                #expect(response.status == 200)
+                #expect(response.header("connection")?.lowercased() != "close")
+            }
+        }
+    }
+
+    @Test("bodies over the limit get 413, declared or chunked")
+    func bodyLimit() async throws {
+        try await withServer { server in
+            let declared = try await request(port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            #expect(declared.status == 413)
+            let port = server.port
+            let (chunked, after) = try await offPool {
+                let connection = try RawHTTPConnection(port: port)
+                connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                let chunk = String(repeating: "a", count: 16 << 10)
+                for _ in 0..<6 { connection.send("4000\r\n\(chunk)\r\n") }
+                connection.send("0\r\n\r\n")
+                let first = try connection.readResponse()
+                // The body was drained, so the connection is still usable.
+                connection.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+                return (first, try connection.readResponse())
+            }
+            #expect(after.status == 200)
+            #expect(chunked.status == 413)
+            #expect(try JSONCoding.decode(JSONValue.self, from: chunked.body)["error"] == "payload_too_large")
+            let fits = try await request(port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+            #expect(fits.status == 200)
+        }
+    }
+
+    @Test("oversized headers get 431")
+    func headerLimit() async throws {
+        try await withServer { server in
+            let big = String(repeating: "b", count: 40 << 10)
+            let response = try await request(port: server.port, "GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
+            #expect(response.status == 431)
+        }
+    }
+
+    @Test("a deferred handler that overruns gets 504, and the server stays responsive")
+    func handlerTimeout() async throws {
+        try await withServer(configure: { $0.handlerTimeout = .milliseconds(200) }) { server in
+            let slow = try await request(port: server.port, "GET /slow?ms=2000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(slow.status == 504)
+            #expect(try await request(port: server.port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+
+    @Test("many concurrent deferred requests do not occupy server threads")
+    func concurrency() async throws {
+        try await withServer { server in
+            let port = server.port
+            let clock = ContinuousClock()
+            let start = clock.now
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<64 {
+                    group.addTask { try await request(port: port, "GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n").status }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+            // 64 requests of 300 ms on 2 threads: serial would take 9.6 s.
+            #expect(clock.now - start < .seconds(5))
+        }
+    }
+
+    @Test("shutdown drains in-flight requests and then refuses new connections")
+    func drain() async throws {
+        var router = Router()
+        router.add("GET", "/slow", .deferred { _ in
+            try? await Task.sleep(for: .milliseconds(500))
+            return .json(["done": true])
+        })
+        let server = try HTTPServer(
+            configuration: .init(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2),
+            router: router, logger: .silent())
+        let port = server.port
+        let inFlight = Task.detached { try await request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.inFlight == 1)
+        await server.shutdown(drainTimeout: .seconds(5))
+        let response = try await inFlight.value
+        #expect(response.status == 200)
+        await #expect(throws: RawHTTPError.self) { try await request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
+        await server.shutdown()
+    }
+
+    @Test("a well-formed X-Request-Id is kept; an unsafe one is replaced")
+    func requestID() async throws {
+        try await withServer { server in
+            let kept = try await request(port: server.port, "GET /request-id HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-123\r\n\r\n")
+            #expect(kept.header("x-request-id") == "trace-123")
+            let replaced = try await request(port: server.port, "GET /request-id HTTP/1.1\r\nHost: x\r\nX-Request-Id: <script>\r\n\r\n")
+            #expect(replaced.header("x-request-id") != "<script>")
+        }
+    }
+
+    @Test("listen addresses parse strictly")
+    func listenAddress() {
+        #expect(ListenAddress("127.0.0.1:6284") == ListenAddress(host: "127.0.0.1", port: 6284, family: .ipv4))
+        #expect(ListenAddress("localhost:80")?.host == "127.0.0.1")
+        #expect(ListenAddress("[::1]:8080") == ListenAddress(host: "::1", port: 8080, family: .ipv6))
+        for bad in ["nonsense", "127.0.0.1", "127.0.0.1:", "127.0.0.1:99999", "1.2.3:80", "256.1.1.1:80", "[::1]8080", "host:80", ":80", "127.0.0.1:-1"] {
+            #expect(ListenAddress(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("the router prefers earlier routes and reports allowed methods")
+    func router() {
+        var router = Router()
+        router.add("GET", "/a/:x", .immediate { _ in .empty(200) })
+        router.add("POST", "/a/:x", .immediate { _ in .empty(201) })
+        router.add("GET", "/a/special", .immediate { _ in .empty(202) })
+        guard case .found(_, let parameters) = router.match(method: "GET", rawPath: "/a/special") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters == ["x": "special"])
+        guard case .methodNotAllowed(let allowed) = router.match(method: "PUT", rawPath: "/a/1") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "POST"])
+        guard case .notFound = router.match(method: "GET", rawPath: "/a/1/2") else {
+            Issue.record("expected 404")
+            return
+        }
+    }
+}
