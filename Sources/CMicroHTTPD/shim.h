@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <sys/select.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <microhttpd.h>
 
 /* MHD leaves the path and query arguments as they came off the wire when this
@@ -42,18 +41,22 @@ static inline uint16_t gh_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info ? info->port : 0;
 }
 
-/* MHD_get_connection_info is variadic and returns a union: this copies the peer
- * address text into a caller buffer (empty when unknown). */
-static inline void gh_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
-    buffer[0] = 0;
+/* MHD_get_connection_info is variadic and returns a union: this copies the peer's
+ * address bytes (4 for IPv4, 16 for IPv6) and returns their count, 0 when unknown. Text
+ * formatting is left to Swift, to be done only when something reads it. */
+static inline int gh_mhd_client_address(struct MHD_Connection *connection, uint8_t bytes[16]) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!info || !info->client_addr) return;
+    if (!info || !info->client_addr) return 0;
     const struct sockaddr *sa = info->client_addr;
     if (sa->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buffer, (socklen_t)size);
-    } else if (sa->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buffer, (socklen_t)size);
+        memcpy(bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        return 4;
     }
+    if (sa->sa_family == AF_INET6) {
+        memcpy(bytes, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
 }
 
 #endif

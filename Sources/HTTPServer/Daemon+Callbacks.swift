@@ -50,4 +50,8 @@ let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
 /// Mutable scratch space for `headerCollector`, which can only reach Swift through a pointer.
 final class FieldBox {
     var pairs: [(String, String)] = []
+
+    init(capacity: Int = 0) {
+        pairs.reserveCapacity(capacity)
+    }
 }

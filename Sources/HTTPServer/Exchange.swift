@@ -15,7 +15,7 @@ final class Exchange: @unchecked Sendable {
     private let url: String
     private let headers: HTTPHeaders
     private let requestID: String
-    private let started = ContinuousClock.now
+    private let started: ContinuousClock.Instant?
     private var body: [UInt8] = []
     private var status = 0
     /// The declared `Content-Length`, if any.
@@ -31,7 +31,8 @@ final class Exchange: @unchecked Sendable {
         self.method = method
         self.url = url
         self.daemon = daemon
-        let collected = FieldBox()
+        started = daemon.logger.level <= .info ? ContinuousClock.now : nil
+        let collected = FieldBox(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
         headers = HTTPHeaders(collected.pairs)
         declaredLength = headers["content-length"].flatMap { Int($0) }
@@ -71,8 +72,8 @@ final class Exchange: @unchecked Sendable {
     }
 
     private func dispatch() -> MHD_Result {
-        let pathEnd = url.firstIndex(of: "?") ?? url.endIndex
-        let rawPath = String(url[..<pathEnd])
+        // libmicrohttpd hands over the path with the query already split off.
+        let rawPath = url
         guard let query = collectQuery() else {
             return queue(.error(400, "invalid_request", "the query string has a malformed percent-escape"))
         }
@@ -125,9 +126,10 @@ final class Exchange: @unchecked Sendable {
     func finish() {
         answered.store(true, ordering: .releasing)
         let logger = daemon.logger
-        let path = String(url.prefix { $0 != "?" })
+        guard logger.level <= .info else { return }
+        let path = url
         let level: Logger.Level = (path == "/healthz" || path == "/readyz") ? .debug : .info
-        guard level >= logger.level else { return }
+        guard level >= logger.level, let started else { return }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000
             + Double(elapsed.components.seconds) * 1000
@@ -144,10 +146,14 @@ final class Exchange: @unchecked Sendable {
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let created else { return .NO }
+        // Explicit withCString: the implicit String-to-pointer conversion copies short
+        // (inline) strings to the heap, and nearly every header name is short.
         for field in response.headers {
-            MHD_add_response_header(created, field.name, field.value)
+            field.name.withCString { name in
+                _ = field.value.withCString { value in MHD_add_response_header(created, name, value) }
+            }
         }
-        MHD_add_response_header(created, "X-Request-Id", requestID)
+        _ = requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         let result = MHD_queue_response(connection, UInt32(response.status), created)
         MHD_destroy_response(created)
         return result
@@ -156,6 +162,7 @@ final class Exchange: @unchecked Sendable {
     /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
     /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
     private func collectQuery() -> [FormField]? {
+        if MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) <= 0 { return [] }
         let collected = FieldBox()
         MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
         var fields: [FormField] = []
@@ -169,9 +176,11 @@ final class Exchange: @unchecked Sendable {
         return fields
     }
 
-    private func peerAddress() -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        gh_mhd_client_address(connection, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    private func peerAddress() -> PeerAddress {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            guard let base = buffer.baseAddress else { return .unknown }
+            let count = Int(gh_mhd_client_address(connection, base))
+            return PeerAddress.from(UnsafeBufferPointer(buffer), count: count)
+        }
     }
 }

@@ -13,13 +13,13 @@ public struct HTTPRequest: Sendable {
     /// A per-request id, echoed in `X-Request-Id` and attached to every log line.
     public let requestID: String
     /// The peer address, for logs and rate limits.
-    public let remoteAddress: String
+    public let remoteAddress: PeerAddress
     /// Values the router captured from `:name` and `*name` segments (decoded; `*` stays raw).
     public internal(set) var pathParameters: [String: String] = [:]
 
     public init(
         method: String, rawPath: String, query: [FormField], headers: HTTPHeaders, body: [UInt8], requestID: String,
-        remoteAddress: String
+        remoteAddress: PeerAddress = .unknown
     ) {
         self.method = method
         self.rawPath = rawPath

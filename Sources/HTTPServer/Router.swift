@@ -2,7 +2,8 @@ internal import GatehouseCore
 
 /// Maps method and path to a handler. Patterns are `/`-separated: a literal segment, `:name`
 /// for one segment (percent-decoded before the handler sees it), or a final `*name` for the
-/// raw remainder of the path.
+/// raw remainder of the path. A fully literal route is found by one dictionary lookup and
+/// wins over patterns; among patterns, the earlier one wins.
 public struct Router: Sendable {
     /// How a handler produces its response.
     public enum Handler: Sendable {
@@ -34,6 +35,7 @@ public struct Router: Sendable {
     }
 
     private var routes: [Route] = []
+    private var literal: [String: Handler] = [:]
 
     public init() {}
 
@@ -45,10 +47,18 @@ public struct Router: Sendable {
             return .literal(String(part))
         }
         routes.append(Route(method: method, segments: segments, handler: handler))
+        if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+            let path = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
+            if literal[method + " " + path] == nil { literal[method + " " + path] = handler }
+        }
     }
 
     /// Finds the handler for a raw (still percent-encoded) path.
     public func match(method: String, rawPath: String) -> Match {
+        let trimmed = rawPath.count > 1 && rawPath.hasSuffix("/") ? String(rawPath.dropLast()) : rawPath
+        if let handler = literal[method + " " + trimmed] ?? (method == "HEAD" ? literal["GET " + trimmed] : nil) {
+            return .found(handler, parameters: [:])
+        }
         let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var allowed: [String] = []
         for route in routes {

@@ -217,17 +217,23 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("the router prefers earlier routes and reports allowed methods")
+    @Test("the router prefers literal routes, then earlier patterns, and reports allowed methods")
     func router() {
         var router = Router()
         router.add("GET", "/a/:x", .immediate { _ in .empty(200) })
         router.add("POST", "/a/:x", .immediate { _ in .empty(201) })
         router.add("GET", "/a/special", .immediate { _ in .empty(202) })
-        guard case .found(_, let parameters) = router.match(method: "GET", rawPath: "/a/special") else {
+        router.add("GET", "/a/:y", .immediate { _ in .empty(203) })
+        guard case .found(_, let literal) = router.match(method: "GET", rawPath: "/a/special") else {
             Issue.record("no match")
             return
         }
-        #expect(parameters == ["x": "special"])
+        #expect(literal.isEmpty)
+        guard case .found(_, let parameters) = router.match(method: "GET", rawPath: "/a/other") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters == ["x": "other"])
         guard case .methodNotAllowed(let allowed) = router.match(method: "PUT", rawPath: "/a/1") else {
             Issue.record("expected 405")
             return
