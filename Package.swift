@@ -26,7 +26,7 @@ let package = Package(
         // The C-free core: typed values, the Store protocol, logging.
         .target(name: "GatehouseCore", swiftSettings: strictSettings),
         // Wrappers: each is the only importer of its C module.
-        .target(name: "GatehouseCrypto", dependencies: ["COpenSSL"], swiftSettings: strictSettings),
+        .target(name: "GatehouseCrypto", dependencies: ["COpenSSL", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
@@ -41,7 +41,7 @@ let package = Package(
         // Helpers shared by the test targets: raw sockets, a process runner, temporary dirs.
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
-        .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto"], swiftSettings: strictSettings),
+        .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),

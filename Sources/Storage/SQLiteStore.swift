@@ -16,7 +16,10 @@ public final class SQLiteStore: Store {
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String, connections: Int = 2) throws(StoreError) {
-        try Self.ensureDirectory(for: path)
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            let directory = String(path[..<slash])
+            guard FileSystem.makeDirectories(directory) else { throw .invalidLocation("cannot create the directory \(directory)") }
+        }
         var lanes: [Lane] = []
         for index in 0..<max(1, connections) {
             let connection = try SQLiteConnection(path: path)
@@ -193,19 +196,6 @@ public final class SQLiteStore: Store {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
-    }
-
-    private static func ensureDirectory(for path: String) throws(StoreError) {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        let directory = String(path[..<slash])
-        guard !directory.isEmpty else { return }
-        var current = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST {
-                throw .invalidLocation("cannot create the directory \(current)")
-            }
-        }
     }
 }
 

@@ -3,9 +3,9 @@ internal import Glibc
 #endif
 
 /// The few file operations the gateway needs, on plain POSIX calls.
-enum FileSystem {
+public enum FileSystem {
     /// The whole file, or nil if it cannot be read. Files over `limit` bytes are refused.
-    static func read(_ path: String, limit: Int = 4 << 20) -> [UInt8]? {
+    public static func read(_ path: String, limit: Int = 4 << 20) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -25,7 +25,7 @@ enum FileSystem {
 
     /// Creates `path` with `bytes` and mode `mode`, failing if it exists, so that two processes
     /// racing to create the same key file cannot both win.
-    static func createExclusively(_ path: String, bytes: [UInt8], mode: mode_t) -> Bool {
+    public static func createExclusively(_ path: String, bytes: [UInt8], mode: UInt32) -> Bool {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -42,18 +42,18 @@ enum FileSystem {
         return fsync(descriptor) == 0
     }
 
-    static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
-    static func isDirectory(_ path: String) -> Bool {
+    public static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Creates a directory and its parents (mode 0700 for new ones).
-    static func makeDirectories(_ path: String) -> Bool {
+    public static func makeDirectories(_ path: String) -> Bool {
         var current = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             current += "/" + component
@@ -63,7 +63,7 @@ enum FileSystem {
     }
 
     /// Names of the entries in a directory, sorted; empty if it cannot be listed.
-    static func entries(_ path: String) -> [String] {
+    public static func entries(_ path: String) -> [String] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -77,7 +77,7 @@ enum FileSystem {
     }
 
     /// The directory holding the running executable.
-    static func executableDirectory() -> String? {
+    public static func executableDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
@@ -88,7 +88,7 @@ enum FileSystem {
 
     /// Finds the providers shipped with this build: an installed `share/gatehouse/providers`
     /// beside the binary, the source tree's `providers/` above a `.build` binary, or `./providers`.
-    static func builtinProvidersDirectory() -> String? {
+    public static func builtinProvidersDirectory() -> String? {
         var candidates: [String] = []
         if let directory = executableDirectory() {
             candidates.append(directory + "/../share/gatehouse/providers")
