@@ -97,6 +97,7 @@ struct ServeTests {
             (#"{"name":"x","domains":"one"}"#, 400, "invalid_request"),
             ("", 400, "invalid_request"),
             ("\u{FF}\u{FE}", 400, "invalid_json"),
+            (String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000), 400, "invalid_json"),
         ]
         for (body, status, code) in cases {
             let response = try await gateway.send("POST", "/api/admin/apps", body: body)
