@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
+        // JWS/JWT/JWK on top of the crypto wrapper; C-free.
+        .target(name: "JOSE", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         // Wiring: configuration, CLI, routes.
         .target(
             name: "GatehouseApp",
@@ -42,6 +44,7 @@ let package = Package(
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),

@@ -1,0 +1,1 @@
+// The JOSE module: JWS, JWK and JWT verification.
