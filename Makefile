@@ -19,7 +19,8 @@ run: release
 	./.build/release/gatehouse serve $(ARGS)
 
 # The whole suite, in debug mode: some bugs (C lifetimes) only show there.
-test: deps
+test:
+	@scripts/install-deps --test
 	$(SWIFT) test
 
 bench: release

@@ -31,11 +31,13 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
         // JWS/JWT/JWK on top of the crypto wrapper; C-free.
+        // Provider definitions as data: reading, validation, templates, normalisation.
+        .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         .target(name: "JOSE", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         // Wiring: configuration, CLI, routes.
         .target(
             name: "GatehouseApp",
-            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage"],
+            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage", "ProviderEngine", "JOSE"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseApp"], swiftSettings: strictSettings),
@@ -44,6 +46,7 @@ let package = Package(
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),

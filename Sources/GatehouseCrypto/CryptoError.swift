@@ -7,6 +7,8 @@ public struct CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidKey
         case sealFailed
         case openFailed
+        case signFailed
+        case unsupportedAlgorithm
     }
 
     private let code: Code
@@ -26,6 +28,10 @@ public struct CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func sealFailed(_ reason: String) -> CryptoError { CryptoError(.sealFailed, reason) }
     /// Ciphertext was truncated, tampered with, or sealed under another key or context.
     public static func openFailed(_ reason: String) -> CryptoError { CryptoError(.openFailed, reason) }
+    /// Signing failed inside OpenSSL.
+    public static func signFailed(_ reason: String) -> CryptoError { CryptoError(.signFailed, reason) }
+    /// The key cannot be used with the requested algorithm (for example an EC key and RS256).
+    public static func unsupportedAlgorithm(_ reason: String) -> CryptoError { CryptoError(.unsupportedAlgorithm, reason) }
 
     public var shortDescription: String { code.rawValue }
     public var description: String { "crypto \(code.rawValue): \(reason)" }

@@ -119,13 +119,13 @@ struct CLITests {
 
     @Test("providers list and validate read the configured directories")
     func providers() async throws {
-        let workspace = try Workspace(providers: ["github": #"{"name": "GitHub"}"#, "broken": "[1,2]"])
+        let workspace = try Workspace(providers: ["github": Workspace.defaultProviders["github"] ?? "", "broken": "[1,2]"])
         let environment = ["GATEHOUSE_PROVIDERS": workspace.providers]
         let list = try await GatehouseProcess.run(["providers", "list", "--json"], environment: environment, directory: workspace.path)
         #expect(list.stdout.contains("GitHub"))
         let validate = try await GatehouseProcess.run(["providers", "validate"], environment: environment, directory: workspace.path)
         #expect(validate.status == 1)
-        #expect(validate.stderr.contains("broken/provider.json: not a JSON object"))
+        #expect(validate.stderr.contains("broken/provider.json: /: must be an object"))
         let serve = try await GatehouseProcess.run(["serve", "--store", "memory:"], environment: environment, directory: workspace.path)
         #expect(serve.status == 2, "a bad provider file stops the server from starting")
     }

@@ -16,7 +16,12 @@ struct Gateway {
         extra: [String] = []
     ) async throws -> Gateway {
         let workspace = try workspace ?? Workspace()
-        var arguments = ["serve", "--listen", "127.0.0.1:0", "--store", store, "--providers", workspace.providers, "--log-format", "json"]
+        // The public URL must name the real port, since providers send the browser back to it.
+        let chosen = freePort()
+        var arguments = [
+            "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", "http://127.0.0.1:\(chosen)", "--store", store,
+            "--providers", workspace.providers, "--log-format", "json",
+        ]
         if let adminToken { arguments += ["--admin-token", adminToken] }
         let process = try GatehouseProcess(arguments + extra, directory: workspace.path)
         let port = try await process.port()

@@ -102,7 +102,7 @@ final class OutputBuffer: Sendable {
 public struct Workspace: Sendable {
     public let path: String
 
-    public init(providers: [String: String] = ["github": #"{"name": "GitHub"}"#, "google": #"{"name": "Google"}"#]) throws {
+    public init(providers: [String: String] = Workspace.defaultProviders) throws {
         path = TemporaryDirectory.make()
         for (id, document) in providers {
             let directory = path + "/providers/" + id
@@ -112,6 +112,12 @@ public struct Workspace: Sendable {
     }
 
     public var providers: String { path + "/providers" }
+
+    /// Two small but valid definitions, enough for keysets and listings.
+    public static let defaultProviders = [
+        "github": #"{"name": "GitHub", "oauth2": {"authorize": "https://github.example/authorize", "access_token": "https://github.example/token"}}"#,
+        "google": #"{"name": "Google", "oauth2": {"authorize": "https://google.example/authorize", "access_token": "https://google.example/token"}}"#,
+    ]
 
     /// Every byte of every file under `relative`, for scanning what reached the disk.
     public func allBytes(under relative: String) -> [UInt8] {

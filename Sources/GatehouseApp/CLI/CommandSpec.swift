@@ -11,6 +11,7 @@ struct CommandSpec: Sendable {
     /// Settings every command accepts (interface.md §1).
     static let globalValueOptions: Set<String> = [
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
+        "state-ttl", "code-ttl",
     ]
     static let globalFlags: Set<String> = ["json", "help"]
 
@@ -69,6 +70,8 @@ struct CommandSpec: Sendable {
           --master-key BASE64    GATEHOUSE_MASTER_KEY      32 bytes sealing secrets at rest; default: DATA_DIR/master.key
           --log-level LEVEL      GATEHOUSE_LOG_LEVEL       trace, debug, info, notice, warning, error, critical
           --log-format FORMAT    GATEHOUSE_LOG_FORMAT      text or json (default: text on a terminal, else json)
+          --state-ttl SECONDS    GATEHOUSE_STATE_TTL       how long a started login waits for the provider (1200)
+          --code-ttl SECONDS     GATEHOUSE_CODE_TTL        how long a server-side login's code stays redeemable (600)
           --json                 machine-readable output
         """
 

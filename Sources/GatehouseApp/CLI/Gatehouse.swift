@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import ProviderEngine
 internal import GatehouseCrypto
 internal import Storage
 #if canImport(Glibc)

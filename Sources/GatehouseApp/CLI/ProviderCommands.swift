@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import ProviderEngine
 
 /// `gatehouse providers …`.
 enum ProviderCommands {
@@ -6,26 +7,24 @@ enum ProviderCommands {
         switch command.spec.words[1] {
         case "list":
             if command.json {
-                Console.json(catalog.all.map { ["id": $0.id, "name": $0.name] })
+                Console.json(catalog.all.map { ["id": $0.definition.id, "name": $0.definition.name] })
             } else {
-                Console.table(["ID", "NAME"], catalog.all.map { [$0.id, $0.name] })
+                Console.table(["ID", "NAME"], catalog.all.map { [$0.definition.id, $0.definition.name] })
             }
             return 0
         default:  // show
-            guard let entry = catalog.entry(command.positionals[0]), let bytes = FileSystem.read(entry.path),
-                let document = try? JSONCoding.decode(JSONValue.self, from: bytes)
-            else {
+            guard let definition = catalog.definition(command.positionals[0]) else {
                 Console.err("gatehouse: no provider '\(command.positionals[0])'")
                 return 1
             }
-            Console.json(document)
+            Console.json(definition.document)
             return 0
         }
     }
 
     static func validate(_ command: ParsedCommand, configuration: GatehouseConfiguration) -> Int32 {
         let directories = command.positionals.isEmpty ? configuration.providerDirectories : command.positionals
-        let defects = ProviderCatalog.validate(directories: directories)
+        let defects = ProviderCatalog(directories: directories).defects
         for defect in defects { Console.err(defect) }
         if defects.isEmpty, !command.json { Console.out("ok: \(directories.joined(separator: ", "))") }
         if command.json { Console.json(["defects": defects]) }

@@ -1,5 +1,7 @@
 internal import Dispatch
 internal import GatehouseCore
+internal import ProviderEngine
+internal import HTTPClient
 internal import HTTPServer
 internal import Synchronization
 #if canImport(Glibc)
@@ -10,7 +12,7 @@ internal import Glibc
 enum ServeCommand {
     static func run(context: GatewayContext) async -> Int32 {
         let logger = context.logger
-        let defects = ProviderCatalog.validate(directories: context.configuration.providerDirectories)
+        let defects = context.providers.defects
         if let first = defects.first {
             let more = defects.count > 1 ? " (and \(defects.count - 1) more; run 'gatehouse providers validate')" : ""
             Console.err("gatehouse: invalid provider definition: \(first)\(more)")
@@ -19,11 +21,19 @@ enum ServeCommand {
         // Writes to a vanished peer must fail with EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let termination = TerminationSignal()
+        let outbound: HTTPClient
+        do {
+            outbound = try HTTPClient()
+        } catch {
+            Console.err("gatehouse: cannot start the HTTP client: \(error.reason)")
+            return 2
+        }
+        defer { outbound.shutdown() }
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 configuration: .init(address: context.configuration.listen),
-                router: GatewayRoutes.router(context: context), logger: logger)
+                router: GatewayRoutes.router(context: context, outbound: outbound), logger: logger)
         } catch {
             Console.err("gatehouse: \(error.reason)")
             return 2

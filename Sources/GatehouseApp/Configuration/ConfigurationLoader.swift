@@ -8,6 +8,7 @@ struct ConfigurationLoader {
     /// with `_` as `-`, environment variables `GATEHOUSE_` plus the upper-cased name.
     static let settingNames = [
         "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
+        "state_ttl", "code_ttl",
     ]
 
     let flags: [String: [String]]
@@ -57,9 +58,12 @@ struct ConfigurationLoader {
             }
             format = parsed
         }
+        let stateTTL = try Self.seconds(value("state_ttl"), name: "state TTL", default: 1200)
+        let codeTTL = try Self.seconds(value("code_ttl"), name: "code TTL", default: 600)
         return GatehouseConfiguration(
             listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
-            adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format)
+            adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format, stateTTL: stateTTL,
+            codeTTL: codeTTL)
     }
 
     private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {
@@ -113,6 +117,14 @@ struct ConfigurationLoader {
             }
         }
         return settings
+    }
+
+    static func seconds(_ text: String?, name: String, default fallback: Int) throws(ConfigurationError) -> Int {
+        guard let text else { return fallback }
+        guard let value = Int(text), (1...86_400).contains(value) else {
+            throw ConfigurationError("invalid \(name) '\(text)': expected whole seconds from 1 to 86400")
+        }
+        return value
     }
 
     static func flagName(_ setting: String) -> String {

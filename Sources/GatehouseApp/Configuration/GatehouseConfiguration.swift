@@ -15,11 +15,18 @@ public struct GatehouseConfiguration: Sendable {
     public var masterKey: [UInt8]?
     public var logLevel: Logger.Level
     public var logFormat: StreamLogHandler.Format
+    /// Seconds a started login may wait for the provider callback (OAuth.io: 20 minutes).
+    public var stateTTL: Int
+    /// Seconds a server-side login's one-time code stays redeemable.
+    public var codeTTL: Int
 
     public init(
         listen: ListenAddress, publicURL: String, store: StoreLocation, providerDirectories: [String],
-        adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format
+        adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format,
+        stateTTL: Int = 1200, codeTTL: Int = 600
     ) {
+        self.stateTTL = stateTTL
+        self.codeTTL = codeTTL
         self.listen = listen
         self.publicURL = publicURL
         self.store = store

@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import ProviderEngine
 internal import GatehouseCrypto
 
 /// Apps and keysets as callers see them: validates input, generates keys and secrets, and

@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import ProviderEngine
 
 /// What route handlers share: the registry, the store and the configuration.
 struct GatewayContext: Sendable {

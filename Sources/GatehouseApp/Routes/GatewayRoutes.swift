@@ -1,11 +1,15 @@
+internal import HTTPClient
 internal import HTTPServer
 
 /// Assembles every route the gateway serves.
 enum GatewayRoutes {
-    static func router(context: GatewayContext) -> Router {
+    static func router(context: GatewayContext, outbound: HTTPClient) -> Router {
         var router = Router()
         HealthRoutes.register(on: &router, context: context)
         AdminRoutes.register(on: &router, context: context)
+        ProviderRoutes.register(on: &router, providers: context.providers)
+        let login = LoginService(context: context, outbound: outbound, verifier: IDTokenVerifier(outbound: outbound))
+        AuthRoutes.register(on: &router, login: login)
         return router
     }
 }

@@ -1,0 +1,56 @@
+internal import GatehouseCore
+internal import HTTPServer
+
+/// OAuth.io's response envelope on its own routes (oauthd-protocol.md §0).
+enum JSend {
+    static func success(_ data: JSONValue, status: Int = 200) -> HTTPResponse {
+        .json(JSONValue.object(["status": "success", "data": data]), status: status)
+    }
+
+    /// `{"status":"error","message":…}`: the request was understood and refused.
+    static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        .json(JSONValue.object(["status": "error", "message": .string(message)]), status: status)
+    }
+
+    /// `{"status":"fail","message":"Invalid format","data":{field: problem}}`: bad input.
+    static func fail(_ status: Int, field: String, _ problem: String) -> HTTPResponse {
+        .json(
+            JSONValue.object(["status": "fail", "message": "Invalid format", "data": .object([field: .string(problem)])]),
+            status: status)
+    }
+
+    /// The same response with CORS opened to every origin, as OAuth.io's `/api/*` routes do.
+    static func withOpenCORS(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.set("Access-Control-Allow-Origin", "*")
+        response.headers.set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+        response.headers.set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+        return response
+    }
+}
+
+/// Reads request fields the way OAuth.io does: the query for GET, the form or JSON body for POST.
+struct RequestFields: Sendable {
+    private let values: [String: String]
+
+    init(_ request: HTTPRequest) {
+        var values: [String: String] = [:]
+        for field in request.query where values[field.name] == nil { values[field.name] = field.value }
+        if request.method == "POST" {
+            if request.contentType.contains("json"),
+                let object = (try? JSONCoding.decode(JSONValue.self, from: request.body))?.objectValue
+            {
+                for (key, value) in object {
+                    if let text = value.stringValue { values[key] = text }
+                }
+            } else if let fields = FormField.parse(String(decoding: request.body, as: UTF8.self)) {
+                for field in fields { values[field.name] = field.value }
+            }
+        }
+        self.values = values
+    }
+
+    subscript(name: String) -> String? {
+        values[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+}

@@ -1,0 +1,199 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPClient
+internal import HTTPServer
+internal import ProviderEngine
+
+extension LoginService {
+    /// The provider sends the browser back here (`GET /auth`, or `POST /auth` for
+    /// `response_mode=form_post`). The state is taken from the store in one atomic step, so
+    /// a replayed callback finds nothing.
+    func callback(_ request: HTTPRequest) async -> HTTPResponse {
+        let fields = RequestFields(request)
+        var stateID = fields["state"]
+        if stateID == nil, let referer = request.headers["referer"], let query = referer.split(separator: "?", maxSplits: 1).last {
+            stateID = FormField.parse(query)?.first { $0.name == "state" }?.value
+        }
+        guard let stateID, AppRegistry.isIdentifier(stateID) else { return JSend.fail(400, field: "state", "missing") }
+        let taken: [UInt8]?
+        do throws(StoreError) {
+            taken = try await context.store.takeRecord(LoginRecordID.state(stateID))
+        } catch {
+            return JSend.error(503, "The store is unavailable")
+        }
+        guard let taken, let state = try? JSONCoding.decode(LoginState.self, from: taken) else {
+            return JSend.fail(400, field: "state", "invalid or expired")
+        }
+        let target = ResultDelivery.Target(
+            origin: state.origin, redirectURI: state.redirectURI, redirectType: state.redirectType, userAgent: request.headers["user-agent"])
+        let outcome = await finish(state: state, stateID: stateID, fields: fields, request: request)
+        return ResultDelivery.respond(outcome, to: target)
+    }
+
+    private func finish(state: LoginState, stateID: String, fields: RequestFields, request: HTTPRequest) async -> LoginOutcome {
+        let provider = state.provider
+        func failure(_ message: String, _ data: JSONValue = .null) -> LoginOutcome {
+            .error(message, data: data, state: state.clientState, provider: provider)
+        }
+        guard let definition = context.providers.definition(provider) else { return failure("Unknown provider '\(provider)'") }
+        let keyset: Keyset?
+        do throws(RegistryError) {
+            keyset = try await context.registry.keyset(appKey: state.appKey, provider: provider)
+        } catch {
+            return failure(error.reason)
+        }
+        guard let keyset else { return failure("The app has no keyset for \(provider)") }
+        var parameters = keyset.parameters
+        if let scope = state.scopeOverride { parameters["scope"] = .string(scope) }
+        let callback = definition.callbackCarriesState || state.version == OAuthVersion.oauth1.rawValue
+            ? callbackURL + "?state=" + stateID : callbackURL
+        var result: [String: JSONValue]
+        if state.version == OAuthVersion.oauth1.rawValue {
+            guard let oauth1 = definition.normalisedOAuth1 else { return failure("\(provider) has no OAuth 1 login") }
+            guard let token = fields["oauth_token"] else { return failure("unable to find the oauth_token") }
+            let verifier = fields["oauth_verifier"]
+            if verifier == nil, !oauth1.ignoreVerifier { return failure("unable to find the oauth_verifier") }
+            let templates = TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: ["callback": callback, "state": stateID])
+            switch await OAuth1Exchange(outbound: outbound).accessToken(
+                oauth1, templates: templates, token: token, tokenSecret: state.requestTokenSecret ?? "", verifier: verifier)
+            {
+            case .failure(let problem): return failure(problem.message, problem.data)
+            case .success(let fields): result = fields
+            }
+            result["request"] = Self.requestDescription(oauth1.request, parameters: oauth1.parameters, keyset: parameters)
+        } else {
+            guard let oauth2 = definition.normalisedOAuth2 else { return failure("\(provider) has no OAuth 2 login") }
+            if fields["error"] != nil || fields["error_description"] != nil {
+                var data: [String: JSONValue] = ["error": .string(fields["error"] ?? "error")]
+                if let uri = fields["error_uri"] { data["error_uri"] = .string(uri) }
+                return failure(fields["error_description"] ?? Self.standardErrorText(fields["error"]), .object(data))
+            }
+            guard let code = fields["code"] else { return failure("unable to find authorize code") }
+            var flow = ["code": code, "state": stateID, "callback": callback]
+            if let verifier = state.codeVerifier { flow["code_verifier"] = verifier }
+            for name in oauth2.authorize.extra { if let value = fields[name] { flow[name] = value } }
+            let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
+            switch await exchangeCode(oauth2, templates: templates) {
+            case .failure(let problem):
+                context.logger.warning("Code exchange failed", ["provider.id": provider, "request.id": request.requestID, "error": problem.message])
+                return failure(problem.message, problem.data)
+            case .success(let fields): result = fields
+            }
+            for name in oauth2.authorize.extra { if let value = flow[name] { result[name] = .string(value) } }
+            if let openid = definition.openid, let idToken = result["id_token"]?.stringValue {
+                let audience = parameters["client_id"]?.stringValue ?? ""
+                if let problem = await verifier.verify(idToken, openid: openid, audience: audience, nonce: state.nonce) {
+                    return failure("The id_token is not valid: \(problem)")
+                }
+            }
+            result["request"] = Self.requestDescription(oauth2.request, parameters: oauth2.parameters, keyset: parameters)
+        }
+        return await deliverable(result, state: state)
+    }
+
+    /// What the browser gets: in client mode the credentials (without the refresh token);
+    /// with an app-supplied state a one-time code, plus the credentials unless the app is
+    /// server-side only.
+    private func deliverable(_ result: [String: JSONValue], state: LoginState) async -> LoginOutcome {
+        var data = result
+        data["refresh_token"] = nil
+        if state.clientMode {
+            return .success(data, state: state.clientState, provider: state.provider)
+        }
+        guard let code = try? SecureRandom.identifier() else {
+            return .error("Internal error", state: state.clientState, provider: state.provider)
+        }
+        let record = LoginCode(appKey: state.appKey, provider: state.provider, clientState: state.clientState, result: result)
+        do throws(StoreError) {
+            guard let bytes = try? JSONCoding.encode(record),
+                try await context.store.putRecord(LoginRecordID.code(code), value: bytes, ttlSeconds: context.configuration.codeTTL)
+            else { return .error("Internal error", state: state.clientState, provider: state.provider) }
+        } catch {
+            return .error("The store is unavailable", state: state.clientState, provider: state.provider)
+        }
+        if state.responseType == .code { data = [:] }
+        data["code"] = .string(code)
+        return .success(data, state: state.clientState, provider: state.provider)
+    }
+
+    /// Exchanges an authorization code at the token endpoint.
+    func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext) async -> Result<[String: JSONValue], ProviderProblem> {
+        var headers: [HTTPHeader] = []
+        if oauth2.clientAuthentication == .basic {
+            headers.append(Self.basicAuthorization(templates))
+        }
+        let request = EndpointRequest.make(oauth2.accessToken, context: templates, extraHeaders: headers)
+        return await tokenCall(request, format: oauth2.accessToken.format, step: "access_token", extra: oauth2.accessToken.extra)
+    }
+
+    /// Calls a token endpoint and turns its answer into OAuth.io's result fields.
+    func tokenCall(_ request: HTTPClientRequest, format: String?, step: String, extra: [String]) async
+        -> Result<[String: JSONValue], ProviderProblem>
+    {
+        let response: HTTPClientResponse
+        do {
+            response = try await outbound.execute(request)
+        } catch {
+            return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
+        }
+        let fields = TokenResponse.fields(of: response, format: format)
+        guard response.status == 200 || response.status == 201, let fields, fields["error"] == nil,
+            let accessToken = fields["access_token"]?.stringValue, !accessToken.isEmpty
+        else {
+            let data = TokenResponse.errorData(fields)
+            let description = data["error_description"]?.stringValue ?? data["error"]?.stringValue ?? "HTTP \(response.status)"
+            return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(description))", data: data))
+        }
+        var result: [String: JSONValue] = ["access_token": .string(accessToken)]
+        result["token_type"] = fields["token_type"] ?? "Bearer"
+        if let expires = TokenResponse.expiresIn(fields) { result["expires_in"] = .number(Double(expires)) }
+        for key in ["refresh_token", "id_token", "scope"] + extra {
+            if let value = fields[key] { result[key] = value }
+        }
+        return .success(result)
+    }
+
+    /// `request` as the SDKs receive it: the API base, templated query and headers, and the
+    /// extra fields they must echo back in the `oauthio` header.
+    static func requestDescription(_ endpoint: Endpoint?, parameters: [String: Parameter], keyset: [String: JSONValue]) -> JSONValue {
+        guard let endpoint else { return .object([:]) }
+        var description: [String: JSONValue] = ["url": .string(endpoint.url)]
+        if let query = endpoint.query { description["query"] = .object(query.mapValues(JSONValue.string)) }
+        if let headers = endpoint.headers { description["headers"] = .object(headers.mapValues(JSONValue.string)) }
+        let required = ProviderDefinition.requiredFields(of: endpoint)
+        if !required.isEmpty { description["required"] = .array(required.map(JSONValue.string)) }
+        if endpoint.cors { description["cors"] = true }
+        var shown: [String: JSONValue] = [:]
+        for (name, parameter) in parameters where parameter.isPublic {
+            if let value = keyset[name] { shown[name] = value }
+        }
+        if !shown.isEmpty { description["parameters"] = .object(shown) }
+        return .object(description)
+    }
+
+    static func basicAuthorization(_ templates: TemplateContext) -> HTTPHeader {
+        // RFC 6749 §2.3.1: each part form-encoded before joining.
+        let id = PercentEncoding.encode(templates.keysetValue("client_id"))
+        let secret = PercentEncoding.encode(templates.keysetValue("client_secret"))
+        return HTTPHeader(name: "Authorization", value: "Basic " + Base64.encode(Array("\(id):\(secret)".utf8)))
+    }
+
+    static func standardErrorText(_ code: String?) -> String {
+        switch code {
+        case "access_denied": "The resource owner or authorization server denied the request."
+        case "invalid_request": "The request is missing a required parameter or is otherwise malformed."
+        case "unauthorized_client": "The client is not authorized to request an authorization code using this method."
+        case "unsupported_response_type": "The authorization server does not support obtaining an authorization code using this method."
+        case "invalid_scope": "The requested scope is invalid, unknown, or malformed."
+        case "server_error": "The authorization server encountered an unexpected condition."
+        case "temporarily_unavailable": "The authorization server is currently unable to handle the request."
+        default: "The provider refused the authorization."
+        }
+    }
+}
+
+/// A provider-side failure: our message plus the provider's standard error fields.
+struct ProviderProblem: Error, Sendable {
+    var message: String
+    var data: JSONValue
+}

@@ -1,0 +1,84 @@
+internal import GatehouseCore
+internal import HTTPClient
+internal import HTTPServer
+internal import ProviderEngine
+
+extension LoginService {
+    /// `POST /auth/access_token`: an app backend trades a one-time code, with its key and
+    /// secret, for the stored credentials. The credentials are checked before the code is
+    /// consumed, so a wrong secret cannot burn someone else's code; the take itself is
+    /// atomic, so of two racing redemptions exactly one succeeds.
+    func redeem(_ request: HTTPRequest) async -> HTTPResponse {
+        let fields = RequestFields(request)
+        for name in ["code", "key", "secret"] {
+            guard let value = fields[name], AppRegistry.isIdentifier(value) else { return JSend.fail(400, field: name, "invalid format") }
+        }
+        guard let code = fields["code"], let key = fields["key"], let secret = fields["secret"] else {
+            return JSend.fail(400, field: "code", "missing")
+        }
+        let recordID = LoginRecordID.code(code)
+        let stored: [UInt8]?
+        do throws(StoreError) {
+            stored = try await context.store.record(recordID)
+        } catch {
+            return JSend.error(503, "The store is unavailable")
+        }
+        guard let stored, let pending = try? JSONCoding.decode(LoginCode.self, from: stored) else {
+            return JSend.fail(400, field: "code", "invalid or expired")
+        }
+        guard pending.appKey == key, await authenticated(key: key, secret: secret) else {
+            return JSend.error(401, "invalid credentials")
+        }
+        let taken: [UInt8]?
+        do throws(StoreError) {
+            taken = try await context.store.takeRecord(recordID)
+        } catch {
+            return JSend.error(503, "The store is unavailable")
+        }
+        guard taken != nil else { return JSend.fail(400, field: "code", "invalid or expired") }
+        var result = pending.result
+        result["state"] = pending.clientState.map(JSONValue.string) ?? .null
+        result["provider"] = .string(pending.provider)
+        return .json(JSONValue.object(result))
+    }
+
+    /// `POST /auth/refresh_token/:provider`: a backend renews an access token.
+    func refresh(_ request: HTTPRequest) async -> HTTPResponse {
+        let provider = request.parameter("provider").lowercased()
+        let fields = RequestFields(request)
+        for name in ["key", "secret"] {
+            guard let value = fields[name], AppRegistry.isIdentifier(value) else { return JSend.fail(400, field: name, "invalid format") }
+        }
+        guard let key = fields["key"], let secret = fields["secret"], let token = fields["token"], token.utf8.count <= 4096 else {
+            return JSend.fail(400, field: "token", "missing")
+        }
+        guard await authenticated(key: key, secret: secret) else { return JSend.error(401, "invalid credentials") }
+        guard let definition = context.providers.definition(provider) else { return JSend.error(404, "Unknown provider '\(provider)'") }
+        guard let oauth2 = definition.normalisedOAuth2, let endpoint = oauth2.refresh else {
+            return JSend.error(400, "refresh token not supported for \(provider)")
+        }
+        let keyset: Keyset?
+        do throws(RegistryError) {
+            keyset = try await context.registry.keyset(appKey: key, provider: provider)
+        } catch {
+            return JSend.error(error.status, error.reason)
+        }
+        guard let keyset else { return JSend.error(400, "The app has no keyset for \(provider)") }
+        let templates = TemplateContext(keyset: keyset.parameters, parameters: oauth2.parameters, flow: ["refresh_token": token])
+        let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
+        let outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: []) {
+        case .failure(let problem):
+            return .json(JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data]), status: 502)
+        case .success(var result):
+            result["id_token"] = nil
+            result["scope"] = nil
+            if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
+            return .json(JSONValue.object(result))
+        }
+    }
+
+    private func authenticated(key: String, secret: String) async -> Bool {
+        (try? await context.registry.authenticate(key: key, secret: secret)) != nil
+    }
+}

@@ -1,0 +1,139 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPClient
+internal import HTTPServer
+internal import ProviderEngine
+
+/// The OAuth.io login protocol: start (`GET /auth/:provider`), provider callback
+/// (`GET|POST /auth`), code redemption and refresh. See oauthd-protocol.md §1–§2.
+struct LoginService: Sendable {
+    let context: GatewayContext
+    let outbound: HTTPClient
+    let verifier: IDTokenVerifier
+
+    var callbackURL: String { context.configuration.publicURL + "/auth" }
+
+    // MARK: Start
+
+    func start(_ request: HTTPRequest) async -> HTTPResponse {
+        let providerID = request.parameter("provider").lowercased()
+        let fields = RequestFields(request)
+        // The page origin: Referer, then Origin, then `d`, then redirect_uri (OAuth.io's order).
+        let candidates = [request.headers["referer"], request.headers["origin"], fields["d"], fields["redirect_uri"]]
+        guard let reference = candidates.compactMap({ $0 }).first, let page = WebURL(reference, assumeHTTP: true) else {
+            return JSend.error(400, "Cannot find the page origin: send a Referer or Origin header, or the d parameter")
+        }
+        var options: [String: JSONValue] = [:]
+        if let text = fields["opts"] {
+            guard let parsed = try? JSONCoding.decode(JSONValue.self, from: Array(text.utf8)), let object = parsed.objectValue else {
+                return JSend.fail(400, field: "opts", "Options must be an object")
+            }
+            options = object
+        }
+        guard let key = fields["k"] else { return JSend.error(400, "Missing OAuth.io public key.") }
+        let app: App
+        do throws(RegistryError) {
+            app = try await context.registry.app(key: key)
+        } catch {
+            return error.code == .notFound ? JSend.fail(400, field: "k", "unknown public key") : JSend.error(error.status, error.reason)
+        }
+        let check = DomainCheck(domains: app.domains, gatewayHost: WebURL(context.configuration.publicURL)?.host)
+        guard check.allows(page) else { return JSend.error(400, "Origin \"\(page.origin)\" does not match any registered domain") }
+        var redirectURI: String?
+        if let text = fields["redirect_uri"] {
+            guard let target = WebURL(text), target.isSafeRedirectTarget, check.allows(target) else {
+                return JSend.error(400, "The redirect_uri does not match any registered domain")
+            }
+            redirectURI = text
+        }
+        let mobile = fields["mobile"] == "true"
+        let clientState = options["state"]?.stringValue
+        let clientMode = mobile || options["state_type"]?.stringValue == "client" || clientState == nil
+        let target = ResultDelivery.Target(
+            origin: page.origin, redirectURI: redirectURI, redirectType: fields["redirect_type"], userAgent: request.headers["user-agent"])
+        func deliver(_ message: String, data: JSONValue = .null) -> HTTPResponse {
+            ResultDelivery.respond(.error(message, data: data, state: clientState, provider: providerID), to: target)
+        }
+        guard let definition = context.providers.definition(providerID) else { return deliver("Unknown provider '\(providerID)'") }
+        let keyset: Keyset?
+        do throws(RegistryError) {
+            keyset = try await context.registry.keyset(appKey: app.key, provider: providerID)
+        } catch {
+            return deliver(error.reason)
+        }
+        guard let keyset else { return deliver("The app has no keyset for \(providerID)") }
+        if keyset.responseType == .code, clientMode {
+            return deliver("You must provide a state when server-side auth")
+        }
+        let version: OAuthVersion
+        switch fields["oauthv"] {
+        case "1" where definition.oauth1 != nil: version = .oauth1
+        case "2" where definition.oauth2 != nil: version = .oauth2
+        default:
+            guard let preferred = definition.defaultVersion else { return deliver("\(providerID) has no browser login") }
+            version = preferred
+        }
+        guard let stateID = try? SecureRandom.identifier(), let nonce = try? SecureRandom.identifier(),
+            let verifierBytes = try? SecureRandom.bytes(32)
+        else { return deliver("Internal error") }
+        var state = LoginState(
+            appKey: app.key, provider: providerID, version: version.rawValue, origin: page.origin, redirectURI: redirectURI,
+            redirectType: fields["redirect_type"], mobile: mobile, clientState: clientState, clientMode: clientMode,
+            responseType: keyset.responseType, codeVerifier: nil, nonce: nil, requestTokenSecret: nil, scopeOverride: nil,
+            createdAt: Timestamp.now())
+        var parameters = keyset.parameters
+        if let scope = options["scope"] {
+            // opts.scope replaces the keyset's scope for this login.
+            if let text = scope.stringValue { parameters["scope"] = .string(text) }
+            if let list = scope.arrayValue { parameters["scope"] = .array(list) }
+            state.scopeOverride = scope.stringValue ?? scope.arrayValue?.compactMap(\.stringValue).joined(separator: " ")
+        }
+        let callback = definition.callbackCarriesState || version == .oauth1 ? callbackURL + "?state=" + stateID : callbackURL
+        var flow = ["state": stateID, "callback": callback, "nonce": nonce]
+        let location: String
+        switch version {
+        case .oauth2:
+            guard let oauth2 = definition.normalisedOAuth2 else { return deliver("\(providerID) has no OAuth 2 login") }
+            if oauth2.pkce {
+                let verifier = Base64URL.encode(verifierBytes)
+                state.codeVerifier = verifier
+                flow["code_verifier"] = verifier
+                flow["code_challenge"] = Base64URL.encode(Digest.sha256(Array(verifier.utf8)))
+            }
+            if definition.openid != nil { state.nonce = nonce }
+            var extra = options["authorize"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+            if mobile { extra.merge(oauth2.mobileQuery) { mine, _ in mine } }
+            let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
+            location = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
+        case .oauth1:
+            guard let oauth1 = definition.normalisedOAuth1 else { return deliver("\(providerID) has no OAuth 1 login") }
+            let templates = TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: flow)
+            switch await OAuth1Exchange(outbound: outbound).requestToken(oauth1, templates: templates, callback: callback) {
+            case .failure(let failure):
+                context.logger.warning("Request token failed", ["provider.id": providerID, "error": failure.message])
+                return deliver(failure.message, data: failure.data)
+            case .success(let token):
+                state.requestTokenSecret = token.secret
+                flow["token"] = token.token
+                var authorize = oauth1.authorize
+                if authorize.query == nil { authorize.query = ["oauth_token": "{{token}}"] }
+                let extra = options["request_token"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+                location = EndpointRequest.browserURL(
+                    authorize, context: TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: flow), extraQuery: extra)
+            }
+        }
+        guard let record = try? JSONCoding.encode(state) else { return deliver("Internal error") }
+        do throws(StoreError) {
+            guard try await context.store.putRecord(LoginRecordID.state(stateID), value: record, ttlSeconds: context.configuration.stateTTL) else {
+                return deliver("Internal error")
+            }
+        } catch {
+            context.logger.error("State not stored", ["request.id": request.requestID, "error": error.description])
+            return JSend.error(503, "The store is unavailable")
+        }
+        var response = HTTPResponse(status: 302)
+        response.headers.add("Location", location)
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+}

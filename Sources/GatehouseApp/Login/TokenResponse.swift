@@ -1,0 +1,65 @@
+internal import GatehouseCore
+internal import HTTPClient
+
+/// Parses what a provider's token endpoint answered: JSON or form-encoded, chosen by the
+/// endpoint's declared `format`, else by Content-Type, else whichever parses.
+enum TokenResponse {
+    static func fields(of response: HTTPClientResponse, format: String?) -> [String: JSONValue]? {
+        let declared = format?.lowercased()
+        let contentType = response.header("content-type")?.lowercased() ?? ""
+        let preferJSON = declared == "json" || declared?.contains("json") == true || (declared == nil && contentType.contains("json"))
+        let preferForm = declared == "url" || declared?.contains("x-www-form-urlencoded") == true
+            || (declared == nil && contentType.contains("x-www-form-urlencoded"))
+        if preferJSON { return json(response.body) ?? form(response.body) }
+        if preferForm { return form(response.body) ?? json(response.body) }
+        return json(response.body) ?? form(response.body)
+    }
+
+    private static func json(_ body: [UInt8]) -> [String: JSONValue]? {
+        (try? JSONCoding.decode(JSONValue.self, from: body))?.objectValue
+    }
+
+    private static func form(_ body: [UInt8]) -> [String: JSONValue]? {
+        let text = String(decoding: body, as: UTF8.self)
+        guard text.contains("="), let fields = FormField.parse(text) else { return nil }
+        var result: [String: JSONValue] = [:]
+        for field in fields { result[field.name] = .string(field.value) }
+        return result
+    }
+
+    /// The first of `expire`, `expires`, `expires_in`, `expires_at` as seconds from now.
+    /// A value that looks like an absolute time in milliseconds is converted, as OAuth.io does.
+    static func expiresIn(_ fields: [String: JSONValue]) -> Int? {
+        for key in ["expire", "expires", "expires_in", "expires_at"] {
+            guard let value = fields[key] else { continue }
+            var number: Double?
+            switch value {
+            case .number(let n): number = n
+            case .string(let text): number = Double(text)
+            default: break
+            }
+            guard let number else { continue }
+            let nowMilliseconds = Double(Timestamp.now()) * 1000
+            if number > nowMilliseconds { return Int((number - nowMilliseconds) / 1000) }
+            if key == "expires_at", number > Double(Timestamp.now()) { return Int(number) - Int(Timestamp.now()) }
+            return Int(number)
+        }
+        return nil
+    }
+
+    /// The provider's own error fields, for the `data` of an error message. Only the
+    /// standard fields are passed on, so an odd provider body cannot leak anything else.
+    static func errorData(_ fields: [String: JSONValue]?) -> JSONValue {
+        guard let fields else { return .null }
+        var data: [String: JSONValue] = [:]
+        for key in ["error", "error_description", "error_uri", "oauth_problem"] {
+            if let value = fields[key]?.stringValue { data[key] = .string(String(value.prefix(500))) }
+        }
+        if let nested = fields["error"]?.objectValue {
+            for key in ["message", "type", "code"] {
+                if let value = nested[key] { data[key] = value }
+            }
+        }
+        return data.isEmpty ? .null : .object(data)
+    }
+}

@@ -1,0 +1,17 @@
+internal import GatehouseCore
+internal import HTTPServer
+
+/// OAuth.io's login routes (interface.md §2).
+enum AuthRoutes {
+    static func register(on router: inout Router, login: LoginService) {
+        router.add("GET", "/auth/iframe", .immediate { request in
+            let origin = request.queryValue("d").flatMap { WebURL($0, assumeHTTP: true)?.origin } ?? ""
+            return ResultDelivery.iframeRelay(origin: origin)
+        })
+        router.add("POST", "/auth/access_token", .deferred { await login.redeem($0) })
+        router.add("POST", "/auth/refresh_token/:provider", .deferred { await login.refresh($0) })
+        router.add("GET", "/auth/:provider", .deferred { await login.start($0) })
+        router.add("GET", "/auth", .deferred { await login.callback($0) })
+        router.add("POST", "/auth", .deferred { await login.callback($0) })
+    }
+}

@@ -1,0 +1,54 @@
+internal import GatehouseCore
+internal import ProviderEngine
+
+/// The normalised provider as OAuth.io's `?extend=true` shows it: every endpoint an object
+/// with its full URL and default query filled in, plus `request.required`.
+enum ExtendedView {
+    static func document(_ definition: ProviderDefinition) -> JSONValue {
+        var object: [String: JSONValue] = ["provider": .string(definition.id), "name": .string(definition.name)]
+        if let url = definition.url { object["url"] = .string(url) }
+        if let oauth2 = definition.normalisedOAuth2 {
+            var block: [String: JSONValue] = [
+                "authorize": endpoint(oauth2.authorize), "access_token": endpoint(oauth2.accessToken),
+                "parameters": parameters(oauth2.parameters),
+            ]
+            if let request = oauth2.request { block["request"] = endpoint(request, isRequest: true) }
+            if let refresh = oauth2.refresh { block["refresh"] = endpoint(refresh) }
+            if let revoke = oauth2.revoke { block["revoke"] = endpoint(revoke) }
+            object["oauth2"] = .object(block)
+        }
+        if let oauth1 = definition.normalisedOAuth1 {
+            var block: [String: JSONValue] = [
+                "request_token": endpoint(oauth1.requestToken), "authorize": endpoint(oauth1.authorize),
+                "access_token": endpoint(oauth1.accessToken), "parameters": parameters(oauth1.parameters),
+            ]
+            if let request = oauth1.request { block["request"] = endpoint(request, isRequest: true) }
+            object["oauth1"] = .object(block)
+        }
+        return .object(object)
+    }
+
+    private static func endpoint(_ endpoint: Endpoint, isRequest: Bool = false) -> JSONValue {
+        var object: [String: JSONValue] = ["url": .string(endpoint.url), "method": .string(endpoint.method.lowercased())]
+        if let query = endpoint.query { object["query"] = .object(query.mapValues(JSONValue.string)) }
+        if let headers = endpoint.headers { object["headers"] = .object(headers.mapValues(JSONValue.string)) }
+        if let format = endpoint.format { object["format"] = .string(format) }
+        if !endpoint.extra.isEmpty { object["extra"] = .array(endpoint.extra.map(JSONValue.string)) }
+        if isRequest {
+            object["required"] = .array(ProviderDefinition.requiredFields(of: endpoint).map(JSONValue.string))
+            if endpoint.cors { object["cors"] = true }
+        }
+        return .object(object)
+    }
+
+    private static func parameters(_ parameters: [String: Parameter]) -> JSONValue {
+        .object(parameters.mapValues { parameter in
+            var object: [String: JSONValue] = ["type": "string", "cardinality": .string(parameter.cardinality)]
+            if let values = parameter.values {
+                object["values"] = .object(values.mapValues(JSONValue.string))
+                object["separator"] = .string(parameter.separator)
+            }
+            return .object(object)
+        })
+    }
+}

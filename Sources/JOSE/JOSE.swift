@@ -1,1 +1,0 @@
-// The JOSE module: JWS, JWK and JWT verification.

@@ -1,0 +1,108 @@
+public import GatehouseCore
+public import GatehouseCrypto
+
+/// Verifies compact JWTs such as OpenID Connect id_tokens: signature first, then issuer,
+/// audience, validity window and nonce.
+public struct JWTVerifier: Sendable {
+    /// The exact `iss` required.
+    public var issuer: String
+    /// The accepted audiences (client ids); `aud` must contain at least one. A gateway serving
+    /// native and web sign-in accepts each bundle id and the web client id.
+    public var audiences: Set<String>
+    /// The algorithms accepted in the header; everything else is refused before any key is used.
+    public var algorithms: Set<SignatureAlgorithm>
+    /// Seconds of clock skew tolerated for `exp`, `nbf` and `iat`.
+    public var leeway: Int64
+    /// The longest token accepted, in bytes.
+    public var maximumTokenLength: Int
+    private let now: @Sendable () -> Int64
+
+    /// A verifier for tokens from `issuer` meant for `audience`. `now` returns the current
+    /// time in seconds since the epoch; tests inject a fixed clock.
+    public init(
+        issuer: String,
+        audience: String,
+        algorithms: [SignatureAlgorithm] = [.rs256],
+        leeway: Int64 = 60,
+        maximumTokenLength: Int = JWS.defaultMaximumLength,
+        now: @escaping @Sendable () -> Int64 = { Timestamp.now() }
+    ) {
+        self.init(
+            issuer: issuer, audiences: [audience], algorithms: algorithms, leeway: leeway, maximumTokenLength: maximumTokenLength, now: now)
+    }
+
+    /// A verifier accepting any of several audiences.
+    public init(
+        issuer: String,
+        audiences: [String],
+        algorithms: [SignatureAlgorithm] = [.rs256],
+        leeway: Int64 = 60,
+        maximumTokenLength: Int = JWS.defaultMaximumLength,
+        now: @escaping @Sendable () -> Int64 = { Timestamp.now() }
+    ) {
+        self.issuer = issuer
+        self.audiences = Set(audiences)
+        self.algorithms = Set(algorithms)
+        self.leeway = max(0, leeway)
+        self.maximumTokenLength = maximumTokenLength
+        self.now = now
+    }
+
+    /// Verifies `token` against `keys` and returns its claims. When `nonce` is given, the
+    /// token's `nonce` claim must equal it.
+    public func verify(_ token: String, keys: KeySet, nonce: String? = nil) throws(JOSEError) -> JWTClaims {
+        let jws = try JWS(compact: token, allowedAlgorithms: algorithms, maximumLength: maximumTokenLength)
+        return try verify(jws, keys: keys, nonce: nonce)
+    }
+
+    /// Verifies an already parsed token, as `verify(_:keys:nonce:)` does.
+    public func verify(_ jws: JWS, keys: KeySet, nonce: String? = nil) throws(JOSEError) -> JWTClaims {
+        guard algorithms.contains(jws.header.alg) else {
+            throw .unsupportedAlgorithm("alg \(jws.header.alg.rawValue) is not allowed here")
+        }
+        var candidates = 0
+        var verified = false
+        // With a kid only that key is tried; without one, every key that fits the algorithm
+        // (a provider publishing a single key often omits kid).
+        for key in keys.keys where key.matches(kid: jws.header.kid, algorithm: jws.header.alg) {
+            candidates += 1
+            if jws.isSignatureValid(with: key.publicKey) {
+                verified = true
+                break
+            }
+        }
+        guard candidates > 0 else {
+            let kid = jws.header.kid.map { "kid \(JOSEError.printable($0))" } ?? "no kid"
+            throw .unknownKey("no \(jws.header.alg.rawValue) key in the set for \(kid)")
+        }
+        guard verified else { throw .badSignature("the signature does not verify") }
+        let claims = try JWTClaims(payload: jws.payload)
+        try validate(claims, nonce: nonce)
+        return claims
+    }
+
+    /// Checks the claims of a token whose signature has been verified.
+    func validate(_ claims: JWTClaims, nonce: String?) throws(JOSEError) {
+        guard let iss = claims.iss else { throw .claimMismatch("iss", "the token has no iss") }
+        guard iss == issuer else { throw .claimMismatch("iss", "the token was not issued by \(issuer)") }
+        guard claims.aud.contains(where: audiences.contains) else {
+            throw .claimMismatch("aud", "the token is not meant for any of \(audiences.sorted().joined(separator: ", "))")
+        }
+        guard let sub = claims.sub, !sub.isEmpty else { throw .claimMismatch("sub", "the token has no subject") }
+        let current = now()
+        guard let exp = claims.exp else { throw .claimMismatch("exp", "the token has no exp") }
+        guard exp > current - leeway else { throw .expired("the token expired \(current - exp) s ago") }
+        if let nbf = claims.nbf, nbf > current + leeway {
+            throw .notYetValid("the token is not valid for another \(nbf - current) s")
+        }
+        if let iat = claims.iat, iat > current + leeway {
+            throw .notYetValid("the token claims to be issued \(iat - current) s in the future")
+        }
+        if let nonce {
+            guard let tokenNonce = claims.nonce else { throw .claimMismatch("nonce", "the token has no nonce") }
+            guard ConstantTime.equals(tokenNonce, nonce) else {
+                throw .claimMismatch("nonce", "the token's nonce is not the one sent with the request")
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+public import GatehouseCore
+
+/// A problem in a provider file: where (a JSON Pointer) and what.
+public struct DefinitionDefect: Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public var description: String { "\(path.isEmpty ? "/" : path): \(message)" }
+}
+
+/// Turns a provider document into a `ProviderDefinition`, collecting every defect rather
+/// than stopping at the first: an operator fixing a file wants the whole list at once.
+/// Unknown keys are defects, so a misspelt `acces_token` cannot silently disable a flow.
+public struct DefinitionReader {
+    private var defects: [DefinitionDefect] = []
+
+    public init() {}
+
+    /// The definition, or the defects that prevent it.
+    public static func read(id: String, document: JSONValue) -> Result<ProviderDefinition, DefinitionFailure> {
+        var reader = DefinitionReader()
+        let definition = reader.definition(id: id, document)
+        if let definition, reader.defects.isEmpty { return .success(definition) }
+        return .failure(DefinitionFailure(defects: reader.defects))
+    }
+
+    private static let topKeys: Set<String> = [
+        "$schema", "name", "description", "url", "docs", "logo", "oauth1", "oauth2", "openid", "profile", "native",
+    ]
+    private static let oauth2Keys: Set<String> = [
+        "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
+    ]
+    private static let oauth1Keys: Set<String> = [
+        "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
+    ]
+    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors"]
+    private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope"]
+    private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    private mutating func definition(id: String, _ document: JSONValue) -> ProviderDefinition? {
+        guard let object = object(document, at: "", keys: Self.topKeys) else { return nil }
+        let name = requiredString(object["name"], at: "/name")
+        let base = optionalURL(object["url"], at: "/url", absolute: true)
+        let oauth2 = object["oauth2"].flatMap { oauth2Definition($0, base: base) }
+        let oauth1 = object["oauth1"].flatMap { oauth1Definition($0, base: base) }
+        if object["oauth2"] == nil, object["oauth1"] == nil, object["native"] == nil {
+            defect("", "a provider needs an oauth2, oauth1 or native block")
+        }
+        let openid = object["openid"].flatMap { openIDDefinition($0) }
+        for key in ["profile", "native"] where object[key] != nil && object[key]?.objectValue == nil {
+            defect("/\(key)", "must be an object")
+        }
+        checkKeysetReferences(oauth2: oauth2, oauth1: oauth1)
+        guard let name else { return nil }
+        return ProviderDefinition(
+            id: id, name: name, description: optionalString(object["description"], at: "/description"), url: base,
+            docs: optionalURL(object["docs"], at: "/docs", absolute: true), logo: optionalString(object["logo"], at: "/logo"),
+            oauth2: oauth2, oauth1: oauth1, openid: openid, profile: object["profile"], native: object["native"],
+            document: document)
+    }
+
+    private mutating func oauth2Definition(_ value: JSONValue, base: String?) -> OAuth2Definition? {
+        guard let object = object(value, at: "/oauth2", keys: Self.oauth2Keys) else { return nil }
+        let authorize = requiredEndpoint(object["authorize"], at: "/oauth2/authorize", base: base)
+        let accessToken = requiredEndpoint(object["access_token"], at: "/oauth2/access_token", base: base, defaultMethod: "POST")
+        let request = object["request"].flatMap { endpoint($0, at: "/oauth2/request", base: base) }
+        let refresh = object["refresh"].flatMap { endpoint($0, at: "/oauth2/refresh", base: base, defaultMethod: "POST") }
+        let revoke = object["revoke"].flatMap { endpoint($0, at: "/oauth2/revoke", base: base, defaultMethod: "POST") }
+        let parameters = parameters(object["parameters"], at: "/oauth2/parameters")
+        let pkce = optionalBool(object["pkce"], at: "/oauth2/pkce") ?? false
+        var mobileQuery: [String: String] = [:]
+        if let mobile = object["mobile"] {
+            mobileQuery = stringMap(mobile, at: "/oauth2/mobile") ?? [:]
+        }
+        var authentication = ClientAuthentication.body
+        if let text = optionalString(object["client_authentication"], at: "/oauth2/client_authentication") {
+            if let parsed = ClientAuthentication(rawValue: text) {
+                authentication = parsed
+            } else {
+                defect("/oauth2/client_authentication", "must be \"body\" or \"basic\"")
+            }
+        }
+        guard let authorize, let accessToken else { return nil }
+        return OAuth2Definition(
+            authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
+            parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication)
+    }
+
+    private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {
+        guard let object = object(value, at: "/oauth1", keys: Self.oauth1Keys) else { return nil }
+        let requestToken = requiredEndpoint(object["request_token"], at: "/oauth1/request_token", base: base, defaultMethod: "POST")
+        let authorize = requiredEndpoint(object["authorize"], at: "/oauth1/authorize", base: base)
+        let accessToken = requiredEndpoint(object["access_token"], at: "/oauth1/access_token", base: base, defaultMethod: "POST")
+        let request = object["request"].flatMap { endpoint($0, at: "/oauth1/request", base: base) }
+        let parameters = parameters(object["parameters"], at: "/oauth1/parameters")
+        let ignoreVerifier = optionalBool(object["ignore_verifier"], at: "/oauth1/ignore_verifier") ?? false
+        guard let requestToken, let authorize, let accessToken else { return nil }
+        return OAuth1Definition(
+            requestToken: requestToken, authorize: authorize, accessToken: accessToken, request: request,
+            parameters: parameters, ignoreVerifier: ignoreVerifier)
+    }
+
+    private mutating func openIDDefinition(_ value: JSONValue) -> OpenIDDefinition? {
+        guard let object = object(value, at: "/openid", keys: ["issuer", "jwks_uri", "algorithms"]) else { return nil }
+        let issuer = requiredString(object["issuer"], at: "/openid/issuer")
+        let jwks = optionalURL(object["jwks_uri"], at: "/openid/jwks_uri", absolute: true)
+        if object["jwks_uri"] == nil { defect("/openid/jwks_uri", "required") }
+        var algorithms = ["RS256"]
+        if let list = object["algorithms"] {
+            algorithms = stringList(list, at: "/openid/algorithms") ?? algorithms
+            for (index, algorithm) in algorithms.enumerated() where !["RS256", "RS384", "RS512", "ES256", "ES384"].contains(algorithm) {
+                defect("/openid/algorithms/\(index)", "unsupported algorithm '\(algorithm)'")
+            }
+        }
+        guard let issuer, let jwks else { return nil }
+        return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms)
+    }
+
+    private mutating func requiredEndpoint(_ value: JSONValue?, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
+        guard let value else {
+            defect(path, "required")
+            return nil
+        }
+        return endpoint(value, at: path, base: base, defaultMethod: defaultMethod)
+    }
+
+    /// A string endpoint is a URL; an object spells out method, query, headers and format.
+    /// Relative URLs (starting with `/`) are resolved against the provider's `url`.
+    private mutating func endpoint(_ value: JSONValue, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
+        if let text = value.stringValue {
+            guard let url = resolve(text, base: base, at: path) else { return nil }
+            return Endpoint(url: url, method: defaultMethod)
+        }
+        guard let object = object(value, at: path, keys: Self.endpointKeys) else { return nil }
+        var url: String?
+        if let text = object["url"]?.stringValue {
+            url = resolve(text, base: base, at: path + "/url")
+        } else if object["url"] != nil {
+            defect(path + "/url", "must be a string")
+        } else if let base {
+            url = base
+        } else {
+            defect(path + "/url", "required when the provider has no base url")
+        }
+        var method = defaultMethod
+        if let text = optionalString(object["method"], at: path + "/method") {
+            if Self.methods.contains(text.uppercased()) {
+                method = text.uppercased()
+            } else {
+                defect(path + "/method", "must be one of GET, POST, PUT, PATCH, DELETE")
+            }
+        }
+        let query = object["query"].flatMap { stringMap($0, at: path + "/query") }
+        let headers = object["headers"].flatMap { stringMap($0, at: path + "/headers") }
+        let format = optionalString(object["format"], at: path + "/format")
+        let extra = object["extra"].flatMap { stringList($0, at: path + "/extra") } ?? []
+        let cors = optionalBool(object["cors"], at: path + "/cors") ?? false
+        guard let url else { return nil }
+        return Endpoint(url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors)
+    }
+
+    private mutating func parameters(_ value: JSONValue?, at path: String) -> [String: Parameter] {
+        guard let value else {
+            return ["client_id": Parameter(), "client_secret": Parameter()]
+        }
+        guard let object = value.objectValue else {
+            defect(path, "must be an object")
+            return [:]
+        }
+        var result: [String: Parameter] = [:]
+        for (name, spec) in object {
+            let here = path + "/" + name
+            if spec.stringValue != nil {
+                result[name] = Parameter()
+                continue
+            }
+            guard let fields = self.object(spec, at: here, keys: Self.parameterKeys) else { continue }
+            let values = fields["values"].flatMap { stringMap($0, at: here + "/values") }
+            var parameter = Parameter(values: values, cardinality: values == nil ? "1" : "*")
+            if let separator = optionalString(fields["separator"], at: here + "/separator") {
+                if [" ", ",", "|", ";", "+"].contains(separator) {
+                    parameter.separator = separator
+                } else {
+                    defect(here + "/separator", "must be one of ' ', ',', '|', ';', '+'")
+                }
+            }
+            if let cardinality = optionalString(fields["cardinality"], at: here + "/cardinality") {
+                if cardinality == "1" || cardinality == "*" {
+                    parameter.cardinality = cardinality
+                } else {
+                    defect(here + "/cardinality", "must be \"1\" or \"*\"")
+                }
+            }
+            if let scope = optionalString(fields["scope"], at: here + "/scope") {
+                if scope == "public" { parameter.isPublic = true } else { defect(here + "/scope", "must be \"public\"") }
+            }
+            _ = optionalString(fields["type"], at: here + "/type")
+            result[name] = parameter
+        }
+        return result
+    }
+
+    /// `{x}` must name a declared parameter: anything else would silently render empty.
+    private mutating func checkKeysetReferences(oauth2: OAuth2Definition?, oauth1: OAuth1Definition?) {
+        func check(_ endpoint: Endpoint?, _ path: String, _ parameters: [String: Parameter]) {
+            guard let endpoint else { return }
+            let texts = [("url", endpoint.url)] + (endpoint.query ?? [:]).map { ("query/\($0.key)", $0.value) }
+                + (endpoint.headers ?? [:]).map { ("headers/\($0.key)", $0.value) }
+            for (place, text) in texts.sorted(by: { $0.0 < $1.0 }) {
+                for name in Template.references(in: text).keyset.sorted() where parameters[name] == nil {
+                    defect("\(path)/\(place)", "{\(name)} is not a declared parameter")
+                }
+            }
+        }
+        if let oauth2 {
+            for (endpoint, path) in [(oauth2.authorize, "authorize"), (oauth2.accessToken, "access_token")] {
+                check(endpoint, "/oauth2/" + path, oauth2.parameters)
+            }
+            check(oauth2.request, "/oauth2/request", oauth2.parameters)
+            check(oauth2.refresh, "/oauth2/refresh", oauth2.parameters)
+            check(oauth2.revoke, "/oauth2/revoke", oauth2.parameters)
+        }
+        if let oauth1 {
+            for (endpoint, path) in [(oauth1.requestToken, "request_token"), (oauth1.authorize, "authorize"), (oauth1.accessToken, "access_token")] {
+                check(endpoint, "/oauth1/" + path, oauth1.parameters)
+            }
+            check(oauth1.request, "/oauth1/request", oauth1.parameters)
+        }
+    }
+
+    // MARK: Primitive readers
+
+    private mutating func defect(_ path: String, _ message: String) {
+        defects.append(DefinitionDefect(path: path, message: message))
+    }
+
+    private mutating func object(_ value: JSONValue, at path: String, keys: Set<String>) -> [String: JSONValue]? {
+        guard let object = value.objectValue else {
+            defect(path, "must be an object")
+            return nil
+        }
+        for key in object.keys.sorted() where !keys.contains(key) {
+            defect(path + "/" + key, "unknown key")
+        }
+        return object
+    }
+
+    private mutating func requiredString(_ value: JSONValue?, at path: String) -> String? {
+        guard let value else {
+            defect(path, "required")
+            return nil
+        }
+        guard let text = value.stringValue, !text.isEmpty else {
+            defect(path, "must be a non-empty string")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func optionalString(_ value: JSONValue?, at path: String) -> String? {
+        guard let value else { return nil }
+        guard let text = value.stringValue else {
+            defect(path, "must be a string")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func optionalBool(_ value: JSONValue?, at path: String) -> Bool? {
+        guard let value else { return nil }
+        guard let flag = value.boolValue else {
+            defect(path, "must be true or false")
+            return nil
+        }
+        return flag
+    }
+
+    private mutating func optionalURL(_ value: JSONValue?, at path: String, absolute: Bool) -> String? {
+        guard let text = optionalString(value, at: path) else { return nil }
+        guard text.hasPrefix("https://") || text.hasPrefix("http://") else {
+            defect(path, "must be an absolute http(s) URL")
+            return nil
+        }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    private mutating func resolve(_ text: String, base: String?, at path: String) -> String? {
+        if text.hasPrefix("https://") || text.hasPrefix("http://") { return text }
+        if text.hasPrefix("/") {
+            guard let base else {
+                defect(path, "a relative URL needs the provider's base url")
+                return nil
+            }
+            return base + text
+        }
+        defect(path, "must be an absolute http(s) URL or a path starting with /")
+        return nil
+    }
+
+    private mutating func stringMap(_ value: JSONValue, at path: String) -> [String: String]? {
+        guard let object = value.objectValue else {
+            defect(path, "must be an object of strings")
+            return nil
+        }
+        var result: [String: String] = [:]
+        for (key, item) in object {
+            guard let text = item.stringValue else {
+                defect(path + "/" + key, "must be a string")
+                continue
+            }
+            result[key] = text
+        }
+        return result
+    }
+
+    private mutating func stringList(_ value: JSONValue, at path: String) -> [String]? {
+        guard let items = value.arrayValue else {
+            defect(path, "must be a list of strings")
+            return nil
+        }
+        var result: [String] = []
+        for (index, item) in items.enumerated() {
+            guard let text = item.stringValue else {
+                defect(path + "/\(index)", "must be a string")
+                continue
+            }
+            result.append(text)
+        }
+        return result
+    }
+}
+
+/// The defects that kept a document from becoming a definition.
+public struct DefinitionFailure: Error, Sendable {
+    public var defects: [DefinitionDefect]
+}

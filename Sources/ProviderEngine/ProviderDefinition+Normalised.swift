@@ -1,0 +1,90 @@
+internal import GatehouseCore
+
+/// OAuth.io's "extended" provider: the definition with every default filled in, which is
+/// what the flows run and what `/api/providers/:id?extend=true` shows.
+extension ProviderDefinition {
+    /// The OAuth 2 block with default queries, PKCE and OpenID additions applied.
+    public var normalisedOAuth2: OAuth2Definition? {
+        guard var oauth2 else { return nil }
+        let hasScope = oauth2.parameters["scope"] != nil
+        if oauth2.authorize.query == nil {
+            oauth2.authorize.query = [
+                "client_id": "{client_id}", "response_type": "code", "redirect_uri": "{{callback}}", "scope": "{scope}",
+                "state": "{{state}}",
+            ]
+        }
+        if oauth2.pkce {
+            oauth2.authorize.query?["code_challenge"] = "{{code_challenge}}"
+            oauth2.authorize.query?["code_challenge_method"] = "S256"
+        }
+        if openid != nil, oauth2.authorize.query?["nonce"] == nil {
+            oauth2.authorize.query?["nonce"] = "{{nonce}}"
+        }
+        if !hasScope { oauth2.authorize.query = oauth2.authorize.query?.filter { $0.value != "{scope}" } }
+        if oauth2.accessToken.query == nil {
+            var query = ["redirect_uri": "{{callback}}", "grant_type": "authorization_code", "code": "{{code}}"]
+            if oauth2.clientAuthentication == .body {
+                query["client_id"] = "{client_id}"
+                query["client_secret"] = "{client_secret}"
+            }
+            oauth2.accessToken.query = query
+        }
+        if oauth2.pkce { oauth2.accessToken.query?["code_verifier"] = "{{code_verifier}}" }
+        if var refresh = oauth2.refresh, refresh.query == nil {
+            var query = ["grant_type": "refresh_token", "refresh_token": "{{refresh_token}}"]
+            if oauth2.clientAuthentication == .body {
+                query["client_id"] = "{client_id}"
+                query["client_secret"] = "{client_secret}"
+            }
+            refresh.query = query
+            oauth2.refresh = refresh
+        }
+        if var revoke = oauth2.revoke, revoke.query == nil {
+            var query = ["token": "{{token}}"]
+            if oauth2.clientAuthentication == .body {
+                query["client_id"] = "{client_id}"
+                query["client_secret"] = "{client_secret}"
+            }
+            revoke.query = query
+            oauth2.revoke = revoke
+        }
+        oauth2.request = Self.normalisedRequest(oauth2.request, base: url, bearer: true)
+        return oauth2
+    }
+
+    /// The OAuth 1 block with its request-token default applied.
+    public var normalisedOAuth1: OAuth1Definition? {
+        guard var oauth1 else { return nil }
+        if oauth1.requestToken.query == nil { oauth1.requestToken.query = ["oauth_callback": "{{callback}}"] }
+        oauth1.request = Self.normalisedRequest(oauth1.request, base: url, bearer: false)
+        return oauth1
+    }
+
+    /// True when the callback must carry the state itself (`{{callback}}?state=…`): the
+    /// authorize step has no `{{state}}` of its own, so the provider would not echo it.
+    public var callbackCarriesState: Bool {
+        guard let authorize = normalisedOAuth2?.authorize else { return true }
+        let texts = [authorize.url] + Array((authorize.query ?? [:]).values)
+        return !texts.contains { Template.references(in: $0).flow.contains("state") }
+    }
+
+    /// `request` with a base URL and, for OAuth 2 with neither query nor headers, a bearer header.
+    private static func normalisedRequest(_ request: Endpoint?, base: String?, bearer: Bool) -> Endpoint? {
+        var endpoint = request ?? Endpoint(url: base ?? "")
+        if endpoint.url.isEmpty { return nil }
+        if bearer, endpoint.query == nil, endpoint.headers == nil {
+            endpoint.headers = ["Authorization": "Bearer {{token}}"]
+        }
+        return endpoint
+    }
+
+    /// The flow values `request` needs back from the SDK beyond the token (`instance_url`, …).
+    public static func requiredFields(of request: Endpoint) -> [String] {
+        var names: Set<String> = []
+        for text in [request.url] + Array((request.query ?? [:]).values) + Array((request.headers ?? [:]).values) {
+            names.formUnion(Template.references(in: text).flow)
+        }
+        names.subtract(["token", "token_secret", "access_token", "oauth_token", "oauth_token_secret"])
+        return names.sorted()
+    }
+}

@@ -1,0 +1,125 @@
+public import GatehouseCore
+
+/// One provider, as `providers/<id>/provider.json` declares it. Pure data: no executable
+/// code lives in a provider file. The format is documented in docs/providers.md and
+/// docs/provider.schema.json; `DefinitionReader` builds this from JSON and reports defects.
+public struct ProviderDefinition: Sendable, Hashable {
+    /// The folder name: lowercase letters, digits, `_`, `-`, `.`.
+    public var id: String
+    public var name: String
+    public var description: String?
+    /// The base URL that relative endpoint URLs are resolved against.
+    public var url: String?
+    public var docs: String?
+    /// A logo file in the provider's folder.
+    public var logo: String?
+    public var oauth2: OAuth2Definition?
+    public var oauth1: OAuth1Definition?
+    public var openid: OpenIDDefinition?
+    /// Declarative profile mapping for the unified `me` (the me/proxy work gives it a shape).
+    public var profile: JSONValue?
+    /// Native sign-in (Apple, carrier one-click): what a device hands over instead of a browser redirect.
+    public var native: JSONValue?
+    /// The definition exactly as written, for `/api/providers/:id`.
+    public var document: JSONValue
+
+    /// The highest OAuth version the provider supports, as OAuth.io reports it.
+    public var defaultVersion: OAuthVersion? {
+        oauth2 != nil ? .oauth2 : (oauth1 != nil ? .oauth1 : nil)
+    }
+}
+
+/// OAuth 1.0a or OAuth 2.
+public enum OAuthVersion: String, Sendable, Hashable, Codable {
+    case oauth1 = "1"
+    case oauth2 = "2"
+}
+
+/// The `oauth2` block.
+public struct OAuth2Definition: Sendable, Hashable {
+    public var authorize: Endpoint
+    public var accessToken: Endpoint
+    public var request: Endpoint?
+    public var refresh: Endpoint?
+    public var revoke: Endpoint?
+    public var parameters: [String: Parameter]
+    /// Send a PKCE S256 challenge and verifier.
+    public var pkce: Bool
+    /// Extra authorize query used when a mobile SDK starts the flow (`mobile=true`).
+    public var mobileQuery: [String: String]
+    /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.
+    public var clientAuthentication: ClientAuthentication
+}
+
+/// The `oauth1` block.
+public struct OAuth1Definition: Sendable, Hashable {
+    public var requestToken: Endpoint
+    public var authorize: Endpoint
+    public var accessToken: Endpoint
+    public var request: Endpoint?
+    public var parameters: [String: Parameter]
+    /// Some providers (TripIt, Xero) send no verifier back.
+    public var ignoreVerifier: Bool
+}
+
+/// The `openid` block: how to verify the provider's id_token.
+public struct OpenIDDefinition: Sendable, Hashable {
+    public var issuer: String
+    public var jwksURI: String
+    public var algorithms: [String]
+}
+
+/// Where the token endpoint expects the client credentials.
+public enum ClientAuthentication: String, Sendable, Hashable {
+    /// `client_id` and `client_secret` in the form body (RFC 6749 §2.3.1, second form).
+    case body
+    /// `Authorization: Basic` with the form-encoded id and secret (RFC 6749 §2.3.1).
+    case basic
+}
+
+/// One endpoint: a URL plus templated query (or form body for POST) and headers.
+public struct Endpoint: Sendable, Hashable {
+    public var url: String
+    public var method: String
+    /// Templates; for POST endpoints these form the body.
+    public var query: [String: String]?
+    public var headers: [String: String]?
+    /// `json`, `url` (form-encoded) or a MIME type: what the response is parsed as.
+    public var format: String?
+    /// Response (or callback) fields copied into the login result.
+    public var extra: [String]
+    /// The provider allows browsers to call this API directly (`request` only).
+    public var cors: Bool
+
+    public init(
+        url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
+        format: String? = nil, extra: [String] = [], cors: Bool = false
+    ) {
+        self.url = url
+        self.method = method
+        self.query = query
+        self.headers = headers
+        self.format = format
+        self.extra = extra
+        self.cors = cors
+    }
+}
+
+/// A keyset parameter the provider needs from each app (client id, secret, scope, ...).
+public struct Parameter: Sendable, Hashable {
+    /// Allowed values with their descriptions, for scopes.
+    public var values: [String: String]?
+    /// How list values are joined in a URL; space by default for lists.
+    public var separator: String
+    /// `1` for single-valued, `*` for lists.
+    public var cardinality: String
+    /// A public parameter is echoed to the front end in the login result.
+    public var isPublic: Bool
+
+    public init(values: [String: String]? = nil, separator: String = " ", cardinality: String = "1", isPublic: Bool = false) {
+        self.values = values
+        self.separator = separator
+        self.cardinality = cardinality
+        self.isPublic = isPublic
+    }
+}

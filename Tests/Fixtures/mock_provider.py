@@ -1,0 +1,1586 @@
+#!/usr/bin/env python3
+"""Mock OAuth 2.0 / OpenID Connect and OAuth 1.0a provider for Gatehouse's integration tests.
+
+Real providers are unreachable from test machines, so this one speaks their wire formats
+on loopback instead: RFC 6749 (authorization code grant, refresh), RFC 7636 (PKCE),
+RFC 7009 (revocation), OpenID Connect Core and Discovery (RS256 id_token, JWKS), and
+RFC 5849 (OAuth 1.0a, HMAC-SHA1). Python 3 standard library only; all state is in memory.
+
+    python3 mock_provider.py [--host 127.0.0.1] [--port 0] [--token-format json|form]
+                             [--issuer-path ""] [--exit-on-stdin-eof] [--verbose]
+    python3 mock_provider.py --selftest
+
+The first and only stdout line is "PORT <n>"; the server then runs until SIGTERM or SIGINT
+and exits 0. See README.md next to this file for the endpoints.
+"""
+
+import argparse
+import base64
+import hashlib
+import hmac
+import html
+import ipaddress
+import json
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# --- Registered clients (test constants) -------------------------------------------------
+
+OAUTH2_CLIENTS = {"client-1": "secret-1"}
+OAUTH1_CONSUMERS = {"ck-1": "cs-1"}
+
+OAUTH2_SUBJECT = "12345"
+OAUTH2_PROFILE = {"id": 12345, "login": "octo", "name": "Octo Cat", "email": "octo@example.com"}
+OAUTH1_ACCOUNT = {"id": 42, "screen_name": "octo", "name": "Octo One"}
+
+CODE_LIFETIME = 600             # authorization codes: 10 minutes
+ID_TOKEN_LIFETIME = 600
+DEFAULT_ACCESS_TOKEN_LIFETIME = 3600
+OAUTH1_TIMESTAMP_WINDOW = 600   # oauth_timestamp accepted within +-600 s
+OAUTH1_REQUEST_TOKEN_LIFETIME = 600
+MAX_BODY = 1 << 20
+
+# --- Fixed 2048-bit RSA test key (generated once with `openssl genrsa 2048`; test data) ---
+
+RSA_KID = "mock-rsa-1"
+RSA_E = 65537
+RSA_N = int(
+    "b915906b76c05407bf901d3c15fe27ffe72ff7b268a5126dd66828a2849da715"
+    "4035ca5577af5e7ce8df825ec1fdf14d3d9d5c7c7c9a318d9ef86b537ac344a1"
+    "4e9738e33453a77ed66da696e4b279f69373516ecd7b732f420c2eff25f083dd"
+    "0333e8745a4418fb326c1c561c418bc7123aa219c146b0cc246f4606f3992676"
+    "7311a89b018574b84eb842e53c9d0c065ddfaf393744cac3e0c8a9249f323007"
+    "be976726495ffa6ad2c4a4c4070256b016652ffc9013dcaa71b4023def45b02b"
+    "0645dba4c5d05f89cce3a769ed08ba2e2d0bb4a2620ca30feb351ffbde4cbdcc"
+    "e4e21dd13feec09a0539b6a99fa16f00e145855b6f0447ed80213f62c29c1f17",
+    16,
+)
+RSA_D = int(
+    "6067730a0698b72c320386b6bd5ddcc7d64b8de147d07380f2a4de45887df581"
+    "84288073741bcc4393a897e773742a33e95c05c871be7f011d4497e2ab96fa30"
+    "6b1729726ed703ef7511382c7082e634212977c9170eae38775691442526da08"
+    "4c9ac50195e2d280450b3ad73f7084b5f430c62e5415d610ff0956985859f545"
+    "ea634dd6a0d5fa29870bff458d9ad3e3c27c399b74205b8b560323f14a4a9f61"
+    "a51dcd626efe0709a836c20c881f5544b4e3762df91f8f26ef6093a936d5fa84"
+    "b6ba1960e377fc6e02826d412773ba6b2ccb727eddebaff15f9b2c835f501b31"
+    "0eb21ce9fd88b4489cebf57a1e4f87dd26a017407e18042fe1ba737d9b99cb1",
+    16,
+)
+RSA_SIZE = (RSA_N.bit_length() + 7) // 8
+
+# DER prefix of DigestInfo{ sha256, NULL params } (RFC 8017 section 9.2, note 1).
+SHA256_DIGEST_INFO_PREFIX = bytes.fromhex("3031300d060960864801650304020105000420")
+
+PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+
+
+# --- Encoding helpers -------------------------------------------------------------------
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def json_bytes(value):
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def form_bytes(pairs):
+    """application/x-www-form-urlencoded, spaces as '+', as providers' form bodies are."""
+    return urllib.parse.urlencode(pairs).encode("ascii")
+
+
+def int_to_bytes(value, length):
+    return value.to_bytes(length, "big")
+
+
+def rs256_sign(message):
+    """RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 section 8.2.1), textbook: EM^d mod n."""
+    t = SHA256_DIGEST_INFO_PREFIX + hashlib.sha256(message).digest()
+    em = b"\x00\x01" + b"\xff" * (RSA_SIZE - len(t) - 3) + b"\x00" + t
+    return int_to_bytes(pow(int.from_bytes(em, "big"), RSA_D, RSA_N), RSA_SIZE)
+
+
+def make_jws(claims):
+    header = {"alg": "RS256", "kid": RSA_KID, "typ": "JWT"}
+    signing_input = b64url(json_bytes(header)) + "." + b64url(json_bytes(claims))
+    return signing_input + "." + b64url(rs256_sign(signing_input.encode("ascii")))
+
+
+def jwk():
+    return {
+        "kty": "RSA",
+        "kid": RSA_KID,
+        "use": "sig",
+        "alg": "RS256",
+        "n": b64url(int_to_bytes(RSA_N, RSA_SIZE)),
+        "e": b64url(int_to_bytes(RSA_E, 3)),
+    }
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def oauth_encode(text):
+    """RFC 5849 section 3.6: UTF-8, then every byte outside ALPHA DIGIT - . _ ~ as %XX (upper hex)."""
+    return "".join(chr(b) if b in _UNRESERVED else "%%%02X" % b for b in text.encode("utf-8"))
+
+
+def oauth1_base_string(method, base_uri, params):
+    """RFC 5849 section 3.4.1: METHOD & base-uri & normalized-parameters, each encoded once more."""
+    encoded = sorted((oauth_encode(name), oauth_encode(value)) for name, value in params)
+    normalized = "&".join(name + "=" + value for name, value in encoded)
+    return "&".join([oauth_encode(method.upper()), oauth_encode(base_uri), oauth_encode(normalized)])
+
+
+def oauth1_signature(base_string, consumer_secret, token_secret):
+    """RFC 5849 section 3.4.2: HMAC-SHA1 keyed by encode(consumer secret) & encode(token secret)."""
+    key = oauth_encode(consumer_secret) + "&" + oauth_encode(token_secret)
+    digest = hmac.new(key.encode("ascii"), base_string.encode("ascii"), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def oauth1_base_uri(scheme, host_header, path):
+    """RFC 5849 section 3.4.1.2: lower-case scheme and host, default port omitted, no query."""
+    scheme = scheme.lower()
+    host = host_header.strip().lower()
+    port = None
+    if host.startswith("["):
+        end = host.find("]")
+        if end != -1 and host[end + 1:end + 2] == ":":
+            host, port = host[:end + 1], host[end + 2:]
+    elif host.count(":") == 1:
+        host, port = host.split(":")
+    if port is not None and port != "" and int(port) != {"http": 80, "https": 443}.get(scheme):
+        host = host + ":" + str(int(port))
+    return scheme + "://" + host + (path or "/")
+
+
+_OAUTH_HEADER_PARAM = re.compile(r'\s*([^\s=,]+)\s*=\s*"([^"]*)"\s*(?:,|$)')
+
+
+def parse_oauth_header(value):
+    """`OAuth realm="x", oauth_consumer_key="..."` -> [(name, value)], realm dropped. None if not OAuth."""
+    scheme, _, rest = value.strip().partition(" ")
+    if scheme.lower() != "oauth":
+        return None
+    params = []
+    position = 0
+    rest = rest.strip()
+    while position < len(rest):
+        match = _OAUTH_HEADER_PARAM.match(rest, position)
+        if not match:
+            raise ValueError("malformed OAuth Authorization header")
+        name = urllib.parse.unquote(match.group(1))
+        if name != "realm":
+            params.append((name, urllib.parse.unquote(match.group(2))))
+        position = match.end()
+    return params
+
+
+def scope_words(scope):
+    return (scope or "").replace(",", " ").split()
+
+
+def new_token(prefix):
+    return prefix + secrets.token_urlsafe(24)
+
+
+def new_oauth1_secret():
+    """Standard base64 of 22 bytes: always ends in "==" and often holds + or /, so clients must
+    form-decode it from the response and percent-encode it in the HMAC key."""
+    return base64.b64encode(secrets.token_bytes(22)).decode("ascii")
+
+
+def append_query(uri, pairs):
+    separator = "" if uri.endswith(("?", "&")) else ("&" if "?" in uri else "?")
+    return uri + separator + urllib.parse.urlencode(pairs)
+
+
+# --- State ------------------------------------------------------------------------------
+
+STAT_KEYS = (
+    "authorize", "token", "refresh", "revoke", "user", "discovery", "jwks",
+    "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account",
+)
+
+
+class ProviderState:
+    """Everything the provider remembers. Every access goes through `lock`."""
+
+    def __init__(self, token_format, host, issuer_path):
+        self.lock = threading.RLock()
+        self.host = host
+        self.issuer_path = issuer_path
+        self.port = 0
+        self.startup_config = {
+            "token_format": token_format,
+            "access_token_lifetime": DEFAULT_ACCESS_TOKEN_LIFETIME,
+            "rotate_refresh_tokens": True,
+        }
+        self.reset()
+
+    def reset(self):
+        with self.lock:
+            self.config = dict(self.startup_config)
+            self.stats = {key: 0 for key in STAT_KEYS}
+            self.codes = {}          # code -> record
+            self.access_tokens = {}  # token -> record
+            self.refresh_tokens = {} # token -> record
+            self.o1_request = {}     # request token -> record
+            self.o1_access = {}      # access token -> record
+            self.o1_nonces = set()   # (consumer key, nonce)
+
+    @property
+    def base_url(self):
+        host = "[" + self.host + "]" if ":" in self.host else self.host
+        return "http://%s:%d" % (host, self.port)
+
+    @property
+    def issuer(self):
+        return self.base_url + self.issuer_path
+
+    def count(self, *keys):
+        with self.lock:
+            for key in keys:
+                self.stats[key] += 1
+
+    def revoke_grant(self, grant):
+        """Drops every token of one grant. Caller holds the lock."""
+        for table in (self.access_tokens, self.refresh_tokens):
+            for token in [t for t, record in table.items() if record["grant"] == grant]:
+                del table[token]
+
+    def issue_tokens(self, grant, client_id, scope, sub):
+        """New access + refresh token for a grant. Caller holds the lock."""
+        access = new_token("mat_")
+        refresh = new_token("mrt_")
+        lifetime = self.config["access_token_lifetime"]
+        self.access_tokens[access] = {
+            "grant": grant, "client_id": client_id, "scope": scope, "sub": sub,
+            "expires": time.time() + lifetime,
+        }
+        self.refresh_tokens[refresh] = {"grant": grant, "client_id": client_id, "scope": scope, "sub": sub}
+        return access, refresh, lifetime
+
+
+# --- HTTP -------------------------------------------------------------------------------
+
+
+class BadRequest(Exception):
+    pass
+
+
+class ProviderServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False   # idle keep-alive connections must not delay shutdown
+    request_queue_size = 128
+
+    def __init__(self, address, state, verbose):
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        self.state = state
+        self.verbose = verbose
+        super().__init__(address, ProviderHandler)
+
+
+class ProviderHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "MockProvider/1.0"
+    sys_version = ""
+    timeout = 30
+
+    # -- plumbing --
+
+    def version_string(self):
+        return self.server_version
+
+    def log_message(self, format, *args):
+        if self.server.verbose:
+            sys.stderr.write("mock_provider: %s - %s\n" % (self.address_string(), format % args))
+
+    def debug(self, text):
+        if self.server.verbose:
+            sys.stderr.write("mock_provider: " + text + "\n")
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
+    def do_PATCH(self):
+        self.dispatch("PATCH")
+
+    ROUTES = {
+        "/oauth2/authorize": ("handle_authorize", ("GET", "POST")),
+        "/oauth2/token": ("handle_token", ("POST",)),
+        "/oauth2/revoke": ("handle_revoke", ("POST",)),
+        "/oauth2/user": ("handle_user", ("GET",)),
+        "/oauth2/userinfo": ("handle_userinfo", ("GET", "POST")),
+        "/oauth2/jwks": ("handle_jwks", ("GET",)),
+        "/oauth1/request_token": ("handle_o1_request_token", ("POST",)),
+        "/oauth1/authorize": ("handle_o1_authorize", ("GET",)),
+        "/oauth1/access_token": ("handle_o1_access_token", ("POST",)),
+        "/oauth1/account": ("handle_o1_account", ("GET",)),
+        "/_stats": ("handle_stats", ("GET",)),
+        "/_reset": ("handle_reset", ("POST",)),
+        "/_config": ("handle_config", ("GET", "POST")),
+    }
+
+    @property
+    def state(self):
+        return self.server.state
+
+    def dispatch(self, method):
+        try:
+            self.method = method
+            split = urllib.parse.urlsplit(self.path)
+            self.req_path = split.path or "/"
+            self.query = urllib.parse.parse_qsl(split.query, keep_blank_values=True)
+            try:
+                self.body = self.read_body()
+            except (ValueError, OSError) as error:
+                self.close_connection = True
+                return self.send_text(400, "Bad request body: %s\n" % error)
+            route = self.ROUTES.get(self.req_path)
+            if route is None and self.is_discovery_path(self.req_path):
+                route = ("handle_discovery", ("GET",))
+            if route is None:
+                return self.send_text(404, "Not Found\n")
+            name, methods = route
+            if method not in methods:
+                return self.send_text(405, "Method Not Allowed\n", [("Allow", ", ".join(methods))])
+            getattr(self, name)()
+        except Exception:  # noqa: BLE001 - a mock must answer, and say why on stderr
+            traceback.print_exc(file=sys.stderr)
+            self.close_connection = True
+            try:
+                self.send_text(500, "Internal Server Error\n")
+            except OSError:
+                pass
+
+    def is_discovery_path(self, path):
+        well_known = "/.well-known/openid-configuration"
+        issuer_path = self.state.issuer_path
+        return path in (issuer_path + well_known, well_known + issuer_path)
+
+    def read_body(self):
+        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline(1024)
+                if len(body) > MAX_BODY:
+                    raise ValueError("body too large")
+        length = self.headers.get("Content-Length")
+        if length is None:
+            return b""
+        length = int(length)
+        if length < 0 or length > MAX_BODY:
+            raise ValueError("bad Content-Length")
+        return self.rfile.read(length)
+
+    def form_params(self):
+        """The body as (name, value) pairs when it is form-urlencoded, else None."""
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type != "application/x-www-form-urlencoded":
+            return None
+        try:
+            text = self.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("body is not UTF-8")
+        return urllib.parse.parse_qsl(text, keep_blank_values=True)
+
+    def send(self, status, body=b"", content_type=None, headers=()):
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if body:
+            self.wfile.write(body)
+
+    def send_text(self, status, text, headers=()):
+        self.send(status, text.encode("utf-8"), "text/plain; charset=utf-8", headers)
+
+    def send_json(self, status, value, headers=()):
+        self.send(status, json_bytes(value), "application/json; charset=utf-8", headers)
+
+    @staticmethod
+    def single_values(pairs):
+        """{name: value} and the set of names that occur more than once (RFC 6749 section 3.1)."""
+        values, duplicates = {}, set()
+        for name, value in pairs:
+            if name in values:
+                duplicates.add(name)
+            else:
+                values[name] = value
+        return values, duplicates
+
+    # -- OAuth 2 authorization endpoint --
+
+    def handle_authorize(self):
+        self.state.count("authorize")
+        pairs = self.query
+        if self.method == "POST":
+            try:
+                pairs = self.form_params() or []
+            except BadRequest as error:
+                return self.send_text(400, "Bad request: %s\n" % error)
+        params, duplicates = self.single_values(pairs)
+
+        # Problems with the client or its redirect URI are shown to the user, never redirected.
+        client_id = params.get("client_id")
+        if not client_id or "client_id" in duplicates or client_id not in OAUTH2_CLIENTS:
+            return self.send_text(400, "Error 400: invalid_client\n\nThe OAuth client was not found.\n")
+        redirect_uri = params.get("redirect_uri")
+        if not redirect_uri or "redirect_uri" in duplicates:
+            return self.send_text(400, "Error 400: invalid_request\n\nMissing required parameter: redirect_uri\n")
+        parsed = urllib.parse.urlsplit(redirect_uri)
+        if not parsed.scheme or parsed.fragment or "#" in redirect_uri:
+            return self.send_text(400, "Error 400: invalid_request\n\nInvalid redirect_uri: %s\n" % redirect_uri)
+
+        state = params.get("state")
+        response_mode = params.get("response_mode") or "query"
+        if response_mode not in ("query", "fragment", "form_post"):
+            response_mode = "query"
+            return self.respond_to_client(redirect_uri, response_mode, [
+                ("error", "invalid_request"), ("error_description", "Unsupported response_mode"), ("state", state)])
+
+        def fail(error, description):
+            return self.respond_to_client(redirect_uri, response_mode, [
+                ("error", error), ("error_description", description), ("state", state)])
+
+        if duplicates:
+            return fail("invalid_request", "Duplicate parameter: " + sorted(duplicates)[0])
+        response_type = params.get("response_type")
+        if not response_type:
+            return fail("invalid_request", "Missing required parameter: response_type")
+        if response_type != "code":
+            return fail("unsupported_response_type", "Only response_type=code is supported")
+        challenge = params.get("code_challenge")
+        method = params.get("code_challenge_method")
+        if challenge is None and method is not None:
+            return fail("invalid_request", "code_challenge_method without code_challenge")
+        if challenge is not None:
+            method = method or "plain"
+            if method not in ("S256", "plain"):
+                return fail("invalid_request", "Transform algorithm not supported")
+            if not PKCE_VERIFIER.match(challenge):
+                return fail("invalid_request", "Invalid code_challenge")
+        scope = params.get("scope", "")
+        if "deny" in scope_words(scope):
+            return fail("access_denied", "The user denied access")
+
+        code = secrets.token_urlsafe(32)
+        with self.state.lock:
+            self.state.codes[code] = {
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "scope": scope,
+                "challenge": challenge,
+                "method": method,
+                "nonce": params.get("nonce"),
+                "expires": time.time() + CODE_LIFETIME,
+                "used": False,
+                "grant": None,
+            }
+        return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state)])
+
+    def respond_to_client(self, redirect_uri, response_mode, pairs):
+        pairs = [(name, value) for name, value in pairs if value is not None]
+        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+        if response_mode == "form_post":
+            inputs = "".join(
+                '<input type="hidden" name="%s" value="%s"/>\n' % (html.escape(name, quote=True), html.escape(value, quote=True))
+                for name, value in pairs
+            )
+            page = (
+                "<!DOCTYPE html>\n<html>\n<head><title>Submit This Form</title></head>\n"
+                '<body onload="javascript:document.forms[0].submit()">\n'
+                '<form method="post" action="%s">\n%s'
+                '<noscript><button type="submit">Continue</button></noscript>\n'
+                "</form>\n</body>\n</html>\n"
+            ) % (html.escape(redirect_uri, quote=True), inputs)
+            return self.send(200, page.encode("utf-8"), "text/html; charset=utf-8", headers)
+        if response_mode == "fragment":
+            location = redirect_uri + "#" + urllib.parse.urlencode(pairs)
+        else:
+            location = append_query(redirect_uri, pairs)
+        return self.send(302, b"", None, [("Location", location)] + headers)
+
+    # -- OAuth 2 token endpoint --
+
+    def token_response(self, fields, lifetime, token_format):
+        """Success body in the configured format: JSON, or form like GitHub's default."""
+        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+        if token_format == "form":
+            return self.send(200, form_bytes(fields), "application/x-www-form-urlencoded; charset=utf-8", headers)
+        document = {}
+        for name, value in fields:
+            document[name] = lifetime if name == "expires_in" else value
+        return self.send_json(200, document, headers)
+
+    def oauth2_error(self, status, error, description, basic=False):
+        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+        if status == 401:
+            headers.append(("WWW-Authenticate", 'Basic realm="mock"'))
+        with self.state.lock:
+            token_format = self.state.config["token_format"]
+        if token_format == "form":
+            body = form_bytes([("error", error), ("error_description", description)])
+            return self.send(status, body, "application/x-www-form-urlencoded; charset=utf-8", headers)
+        return self.send_json(status, {"error": error, "error_description": description}, headers)
+
+    def authenticate_client(self, params):
+        """RFC 6749 section 2.3.1: client_secret_basic (form-urlencoded id:secret) or client_secret_post.
+        Returns (client_id, None) or (None, (status, error, description, used_basic))."""
+        authorization = self.headers.get("Authorization")
+        basic = None
+        if authorization:
+            scheme, _, credentials = authorization.strip().partition(" ")
+            if scheme.lower() != "basic":
+                return None, (401, "invalid_client", "Unsupported client authentication scheme", True)
+            try:
+                decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                return None, (401, "invalid_client", "Malformed Basic credentials", True)
+            raw_id, separator, raw_secret = decoded.partition(":")
+            if not separator:
+                return None, (401, "invalid_client", "Malformed Basic credentials", True)
+            basic = (urllib.parse.unquote_plus(raw_id), urllib.parse.unquote_plus(raw_secret))
+        form_id = params.get("client_id")
+        form_secret = params.get("client_secret")
+        if basic is not None:
+            if form_secret is not None:
+                return None, (400, "invalid_request", "More than one client authentication method", True)
+            if form_id is not None and form_id != basic[0]:
+                return None, (400, "invalid_request", "client_id does not match the Authorization header", True)
+            client_id, secret = basic
+        else:
+            if form_id is None or form_secret is None:
+                return None, (401, "invalid_client", "Client authentication failed", False)
+            client_id, secret = form_id, form_secret
+        expected = OAUTH2_CLIENTS.get(client_id)
+        if expected is None or not hmac.compare_digest(expected.encode("utf-8"), secret.encode("utf-8")):
+            return None, (401, "invalid_client", "Client authentication failed", basic is not None)
+        return client_id, None
+
+    def handle_token(self):
+        self.state.count("token")
+        try:
+            pairs = self.form_params()
+        except BadRequest as error:
+            return self.oauth2_error(400, "invalid_request", str(error))
+        if pairs is None:
+            return self.oauth2_error(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
+        params, duplicates = self.single_values(pairs)
+        if params.get("grant_type") == "refresh_token":
+            self.state.count("refresh")
+        if duplicates:
+            return self.oauth2_error(400, "invalid_request", "Duplicate parameter: " + sorted(duplicates)[0])
+        client_id, failure = self.authenticate_client(params)
+        if failure:
+            return self.oauth2_error(failure[0], failure[1], failure[2], failure[3])
+        grant_type = params.get("grant_type")
+        if not grant_type:
+            return self.oauth2_error(400, "invalid_request", "Missing required parameter: grant_type")
+        if grant_type == "authorization_code":
+            return self.grant_authorization_code(client_id, params)
+        if grant_type == "refresh_token":
+            return self.grant_refresh_token(client_id, params)
+        return self.oauth2_error(400, "unsupported_grant_type", "Unsupported grant_type: " + grant_type)
+
+    def grant_authorization_code(self, client_id, params):
+        code = params.get("code")
+        if not code:
+            return self.oauth2_error(400, "invalid_request", "Missing required parameter: code")
+        now = time.time()
+        with self.state.lock:
+            outcome = self.redeem_code(code, client_id, params.get("redirect_uri"), params.get("code_verifier"), now)
+            token_format = self.state.config["token_format"]
+            issuer = self.state.issuer
+        if isinstance(outcome, str):
+            return self.oauth2_error(400, "invalid_grant", outcome)
+        record, access, refresh, lifetime = outcome
+        fields = [
+            ("access_token", access),
+            ("token_type", "bearer"),
+            ("expires_in", str(lifetime)),
+            ("refresh_token", refresh),
+            ("scope", record["scope"]),
+        ]
+        if token_format == "form":
+            fields = [fields[0], fields[1], fields[4], fields[2], fields[3]]
+        if "openid" in scope_words(record["scope"]):
+            issued = int(now)
+            claims = {"iss": issuer, "sub": OAUTH2_SUBJECT, "aud": client_id, "exp": issued + ID_TOKEN_LIFETIME, "iat": issued}
+            if record["nonce"] is not None:
+                claims["nonce"] = record["nonce"]
+            claims["email"] = OAUTH2_PROFILE["email"]
+            claims["email_verified"] = True
+            fields.append(("id_token", make_jws(claims)))
+        return self.token_response(fields, lifetime, token_format)
+
+    def redeem_code(self, code, client_id, redirect_uri, verifier, now):
+        """Checks and consumes an authorization code. Caller holds the lock.
+        Returns an invalid_grant description, or (code record, access, refresh, lifetime)."""
+        record = self.state.codes.get(code)
+        if record is None:
+            return "Invalid authorization code"
+        if record["used"]:
+            # RFC 6749 section 4.1.2: a reused code revokes the tokens it already produced.
+            self.state.revoke_grant(record["grant"])
+            return "Authorization code already used"
+        if record["expires"] < now:
+            return "Authorization code expired"
+        if record["client_id"] != client_id:
+            return "Authorization code was issued to another client"
+        if redirect_uri != record["redirect_uri"]:
+            return "redirect_uri does not match the authorization request"
+        if record["challenge"] is not None:
+            if verifier is None:
+                return "Missing code_verifier"
+            if not PKCE_VERIFIER.match(verifier):
+                return "Invalid code_verifier"
+            if record["method"] == "S256":
+                computed = b64url(hashlib.sha256(verifier.encode("ascii")).digest())
+            else:
+                computed = verifier
+            if not hmac.compare_digest(computed.encode("ascii"), record["challenge"].encode("ascii")):
+                return "code_verifier does not match code_challenge"
+        elif verifier is not None:
+            return "code_verifier sent but the authorization request had no code_challenge"
+        # Only a successful exchange consumes the code.
+        record["used"] = True
+        record["grant"] = secrets.token_hex(8)
+        access, refresh, lifetime = self.state.issue_tokens(record["grant"], client_id, record["scope"], OAUTH2_SUBJECT)
+        return record, access, refresh, lifetime
+
+    def grant_refresh_token(self, client_id, params):
+        token = params.get("refresh_token")
+        if not token:
+            return self.oauth2_error(400, "invalid_request", "Missing required parameter: refresh_token")
+        requested = params.get("scope")
+        failure = None
+        with self.state.lock:
+            record = self.state.refresh_tokens.get(token)
+            if record is None:
+                failure = ("invalid_grant", "Invalid refresh token")
+            elif record["client_id"] != client_id:
+                failure = ("invalid_grant", "Refresh token was issued to another client")
+            elif requested is not None and not set(scope_words(requested)) <= set(scope_words(record["scope"])):
+                failure = ("invalid_scope", "Requested scope exceeds the original grant")
+            else:
+                scope = record["scope"] if requested is None else requested
+                access, refresh, lifetime = self.state.issue_tokens(record["grant"], client_id, scope, record["sub"])
+                if self.state.config["rotate_refresh_tokens"]:
+                    del self.state.refresh_tokens[token]
+                else:
+                    del self.state.refresh_tokens[refresh]
+                    refresh = token
+            token_format = self.state.config["token_format"]
+        if failure:
+            return self.oauth2_error(400, failure[0], failure[1])
+        fields = [
+            ("access_token", access),
+            ("token_type", "bearer"),
+            ("expires_in", str(lifetime)),
+            ("refresh_token", refresh),
+            ("scope", scope),
+        ]
+        if token_format == "form":
+            fields = [fields[0], fields[1], fields[4], fields[2], fields[3]]
+        return self.token_response(fields, lifetime, token_format)
+
+    # -- OAuth 2 revocation, user info --
+
+    def handle_revoke(self):
+        self.state.count("revoke")
+        try:
+            pairs = self.form_params()
+        except BadRequest as error:
+            return self.oauth2_error(400, "invalid_request", str(error))
+        if pairs is None:
+            return self.oauth2_error(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
+        params, duplicates = self.single_values(pairs)
+        if duplicates:
+            return self.oauth2_error(400, "invalid_request", "Duplicate parameter: " + sorted(duplicates)[0])
+        client_id, failure = self.authenticate_client(params)
+        if failure:
+            return self.oauth2_error(failure[0], failure[1], failure[2], failure[3])
+        token = params.get("token")
+        if not token:
+            return self.oauth2_error(400, "invalid_request", "Missing required parameter: token")
+        foreign = False
+        with self.state.lock:
+            access = self.state.access_tokens.get(token)
+            refresh = self.state.refresh_tokens.get(token)
+            record = access or refresh
+            if record is not None and record["client_id"] != client_id:
+                foreign = True
+            else:
+                if access is not None:
+                    del self.state.access_tokens[token]
+                if refresh is not None:
+                    # RFC 7009 section 2.1: revoking a refresh token also ends its access tokens.
+                    self.state.revoke_grant(refresh["grant"])
+        if foreign:
+            return self.oauth2_error(400, "unauthorized_client", "Token was issued to another client")
+        # Unknown or already revoked tokens also get 200 (RFC 7009 section 2.2).
+        return self.send(200, b"", None, [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+
+    def bearer_record(self):
+        """(record, None) for a valid bearer token, else (None, 401 already sent)."""
+        authorization = self.headers.get("Authorization") or ""
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            self.send_json(
+                401, {"error": "invalid_token", "error_description": "Missing bearer token"},
+                [("WWW-Authenticate", 'Bearer realm="mock"')],
+            )
+            return None
+        with self.state.lock:
+            record = self.state.access_tokens.get(token)
+            if record is not None and record["expires"] < time.time():
+                record = None
+        if record is None:
+            self.send_json(
+                401, {"error": "invalid_token", "error_description": "The access token is invalid, expired or revoked"},
+                [("WWW-Authenticate", 'Bearer realm="mock", error="invalid_token", '
+                  'error_description="The access token is invalid, expired or revoked"')],
+            )
+            return None
+        return record
+
+    def handle_user(self):
+        self.state.count("user")
+        if self.bearer_record() is None:
+            return
+        profile = dict(OAUTH2_PROFILE)
+        profile["avatar_url"] = self.state.base_url + "/a.png"
+        return self.send_json(200, profile, [("Cache-Control", "no-store")])
+
+    def handle_userinfo(self):
+        self.state.count("user")
+        if self.bearer_record() is None:
+            return
+        return self.send_json(200, {
+            "sub": OAUTH2_SUBJECT,
+            "name": OAUTH2_PROFILE["name"],
+            "preferred_username": OAUTH2_PROFILE["login"],
+            "email": OAUTH2_PROFILE["email"],
+            "email_verified": True,
+            "picture": self.state.base_url + "/a.png",
+        }, [("Cache-Control", "no-store")])
+
+    # -- OpenID discovery --
+
+    def handle_discovery(self):
+        self.state.count("discovery")
+        base = self.state.base_url
+        return self.send_json(200, {
+            "issuer": self.state.issuer,
+            "authorization_endpoint": base + "/oauth2/authorize",
+            "token_endpoint": base + "/oauth2/token",
+            "userinfo_endpoint": base + "/oauth2/userinfo",
+            "jwks_uri": base + "/oauth2/jwks",
+            "revocation_endpoint": base + "/oauth2/revoke",
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query", "fragment", "form_post"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "scopes_supported": ["openid", "email", "profile"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "code_challenge_methods_supported": ["S256", "plain"],
+            "claims_supported": ["iss", "sub", "aud", "exp", "iat", "nonce", "email", "email_verified",
+                                 "name", "preferred_username", "picture"],
+        }, [("Cache-Control", "public, max-age=3600")])
+
+    def handle_jwks(self):
+        self.state.count("jwks")
+        return self.send_json(200, {"keys": [jwk()]}, [("Cache-Control", "public, max-age=3600")])
+
+    # -- OAuth 1.0a --
+
+    def oauth1_error(self, status, problem, extra=()):
+        headers = []
+        if status == 401:
+            headers.append(("WWW-Authenticate", 'OAuth realm="%s/"' % self.state.base_url))
+        body = form_bytes([("oauth_problem", problem)] + list(extra))
+        return self.send(status, body, "application/x-www-form-urlencoded", headers)
+
+    def oauth1_verify(self, required, token_table):
+        """Checks an RFC 5849 signed request. Returns (protocol params, token record or None),
+        or None after sending the error. `token_table` is None (no token), "request" or "access"."""
+        all_params = []
+        authorization = self.headers.get("Authorization")
+        if authorization:
+            try:
+                header_params = parse_oauth_header(authorization)
+            except ValueError:
+                self.oauth1_error(400, "parameter_rejected")
+                return None
+            if header_params is not None:
+                all_params += header_params
+        all_params += self.query
+        try:
+            body_params = self.form_params() if self.method == "POST" else None
+        except BadRequest:
+            body_params = None
+        all_params += body_params or []
+
+        protocol = {}
+        for name, value in all_params:
+            if name.startswith("oauth_"):
+                if name in protocol:
+                    self.oauth1_error(400, "parameter_rejected", [("oauth_parameters_rejected", name)])
+                    return None
+                protocol[name] = value
+        needed = ["oauth_consumer_key", "oauth_signature_method", "oauth_signature", "oauth_timestamp", "oauth_nonce"]
+        absent = [name for name in needed + list(required) if not protocol.get(name)]
+        if absent:
+            self.oauth1_error(400, "parameter_absent", [("oauth_parameters_absent", "&".join(absent))])
+            return None
+        if protocol.get("oauth_version", "1.0") != "1.0":
+            self.oauth1_error(400, "version_rejected", [("oauth_acceptable_versions", "1.0-1.0")])
+            return None
+        if protocol["oauth_signature_method"] != "HMAC-SHA1":
+            self.oauth1_error(400, "signature_method_rejected")
+            return None
+        consumer_key = protocol["oauth_consumer_key"]
+        consumer_secret = OAUTH1_CONSUMERS.get(consumer_key)
+        if consumer_secret is None:
+            self.oauth1_error(401, "consumer_key_unknown")
+            return None
+        now = int(time.time())
+        timestamp = protocol["oauth_timestamp"]
+        if not timestamp.isdigit() or abs(int(timestamp) - now) > OAUTH1_TIMESTAMP_WINDOW:
+            self.oauth1_error(401, "timestamp_refused", [
+                ("oauth_acceptable_timestamps", "%d-%d" % (now - OAUTH1_TIMESTAMP_WINDOW, now + OAUTH1_TIMESTAMP_WINDOW))])
+            return None
+
+        record = None
+        token_secret = ""
+        if token_table is not None:
+            table = self.state.o1_request if token_table == "request" else self.state.o1_access
+            with self.state.lock:
+                record = table.get(protocol["oauth_token"])
+                record = dict(record) if record is not None else None
+            if record is None or record["consumer"] != consumer_key:
+                self.oauth1_error(401, "token_rejected")
+                return None
+            if record.get("used"):
+                self.oauth1_error(401, "token_used")
+                return None
+            if record.get("expires", now + 1) < now:
+                self.oauth1_error(401, "token_expired")
+                return None
+            token_secret = record["secret"]
+
+        signed = [(name, value) for name, value in all_params if name != "oauth_signature"]
+        host = self.headers.get("Host") or "%s:%d" % (self.state.host, self.state.port)
+        base_uri = oauth1_base_uri("http", host, self.req_path)
+        base_string = oauth1_base_string(self.method, base_uri, signed)
+        expected = oauth1_signature(base_string, consumer_secret, token_secret)
+        if not hmac.compare_digest(expected.encode("ascii"), protocol["oauth_signature"].encode("utf-8", "replace")):
+            self.debug("signature_invalid; expected %s over base string %s" % (expected, base_string))
+            self.oauth1_error(401, "signature_invalid")
+            return None
+        nonce_key = (consumer_key, protocol["oauth_nonce"])
+        with self.state.lock:
+            replayed = nonce_key in self.state.o1_nonces
+            self.state.o1_nonces.add(nonce_key)
+        if replayed:
+            self.oauth1_error(401, "nonce_used")
+            return None
+        return protocol, record
+
+    def handle_o1_request_token(self):
+        self.state.count("oauth1", "oauth1_request_token")
+        verified = self.oauth1_verify(["oauth_callback"], None)
+        if verified is None:
+            return
+        protocol, _ = verified
+        callback = protocol["oauth_callback"]
+        parsed = urllib.parse.urlsplit(callback)
+        if callback != "oob" and not (parsed.scheme and (parsed.netloc or parsed.scheme not in ("http", "https"))):
+            return self.oauth1_error(400, "parameter_rejected", [("oauth_parameters_rejected", "oauth_callback")])
+        token = new_token("mrq_")
+        secret = new_oauth1_secret()
+        with self.state.lock:
+            self.state.o1_request[token] = {
+                "consumer": protocol["oauth_consumer_key"], "secret": secret, "callback": callback,
+                "verifier": None, "used": False, "expires": time.time() + OAUTH1_REQUEST_TOKEN_LIFETIME,
+            }
+        body = form_bytes([("oauth_token", token), ("oauth_token_secret", secret), ("oauth_callback_confirmed", "true")])
+        return self.send(200, body, "application/x-www-form-urlencoded")
+
+    def handle_o1_authorize(self):
+        self.state.count("oauth1", "oauth1_authorize")
+        params, _ = self.single_values(self.query)
+        token = params.get("oauth_token")
+        with self.state.lock:
+            record = self.state.o1_request.get(token) if token else None
+            if record is None or record["used"] or record["expires"] < time.time():
+                record = None
+            elif "deny" in params:
+                callback, verifier = record["callback"], None
+                del self.state.o1_request[token]
+            else:
+                if record["verifier"] is None:
+                    record["verifier"] = secrets.token_urlsafe(16)
+                callback, verifier = record["callback"], record["verifier"]
+        if record is None:
+            return self.send_text(400, "Error 400: the request token is invalid or expired.\n")
+        if verifier is None:  # the user pressed "Cancel": Twitter-style denied=<token>
+            if callback == "oob":
+                return self.send_text(200, "Access denied.\n")
+            return self.send(302, b"", None, [("Location", append_query(callback, [("denied", token)]))])
+        if callback == "oob":
+            page = "<!DOCTYPE html>\n<html><body><p>Your PIN: <code id=\"oauth_pin\">%s</code></p></body></html>\n" % html.escape(verifier)
+            return self.send(200, page.encode("utf-8"), "text/html; charset=utf-8")
+        location = append_query(callback, [("oauth_token", token), ("oauth_verifier", verifier)])
+        return self.send(302, b"", None, [("Location", location)])
+
+    def handle_o1_access_token(self):
+        self.state.count("oauth1", "oauth1_access_token")
+        verified = self.oauth1_verify(["oauth_token", "oauth_verifier"], "request")
+        if verified is None:
+            return
+        protocol, _ = verified
+        token = protocol["oauth_token"]
+        problem = None
+        with self.state.lock:
+            record = self.state.o1_request.get(token)
+            if record is None or record["used"]:
+                problem = "token_used"
+            elif record["verifier"] is None or not hmac.compare_digest(
+                    record["verifier"].encode("utf-8"), protocol["oauth_verifier"].encode("utf-8")):
+                problem = "verifier_invalid"
+            else:
+                record["used"] = True  # request tokens are single use
+                access = new_token("mac_")
+                secret = new_oauth1_secret()
+                self.state.o1_access[access] = {"consumer": record["consumer"], "secret": secret}
+        if problem:
+            return self.oauth1_error(401, problem)
+        body = form_bytes([
+            ("oauth_token", access), ("oauth_token_secret", secret),
+            ("user_id", str(OAUTH1_ACCOUNT["id"])), ("screen_name", OAUTH1_ACCOUNT["screen_name"]),
+        ])
+        return self.send(200, body, "application/x-www-form-urlencoded")
+
+    def handle_o1_account(self):
+        self.state.count("oauth1", "oauth1_account")
+        verified = self.oauth1_verify(["oauth_token"], "access")
+        if verified is None:
+            return
+        return self.send_json(200, OAUTH1_ACCOUNT)
+
+    # -- test controls --
+
+    def handle_stats(self):
+        with self.state.lock:
+            stats = dict(self.state.stats)
+        return self.send_json(200, stats, [("Cache-Control", "no-store")])
+
+    def handle_reset(self):
+        self.state.reset()
+        return self.send_json(200, {"reset": True})
+
+    def handle_config(self):
+        pairs = list(self.query)
+        if self.method == "POST":
+            try:
+                pairs += self.form_params() or []
+            except BadRequest as error:
+                return self.send_json(400, {"error": str(error)})
+        params, _ = self.single_values(pairs)
+        updates = {}
+        if "token_format" in params:
+            if params["token_format"] not in ("json", "form"):
+                return self.send_json(400, {"error": "token_format must be json or form"})
+            updates["token_format"] = params["token_format"]
+        if "access_token_lifetime" in params:
+            if not params["access_token_lifetime"].lstrip("-").isdigit():
+                return self.send_json(400, {"error": "access_token_lifetime must be an integer"})
+            updates["access_token_lifetime"] = int(params["access_token_lifetime"])
+        if "rotate_refresh_tokens" in params:
+            if params["rotate_refresh_tokens"] not in ("true", "false"):
+                return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})
+            updates["rotate_refresh_tokens"] = params["rotate_refresh_tokens"] == "true"
+        with self.state.lock:
+            self.state.config.update(updates)
+            config = dict(self.state.config)
+        return self.send_json(200, config, [("Cache-Control", "no-store")])
+
+
+def make_server(host, port, token_format, issuer_path, verbose=False):
+    state = ProviderState(token_format, host, issuer_path)
+    server = ProviderServer((host, port), state, verbose)
+    state.port = server.server_address[1]
+    return server
+
+
+# --- Self-test: an independent little client ---------------------------------------------
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8")
+
+    def json(self):
+        return json.loads(self.body)
+
+    def form(self):
+        return dict(urllib.parse.parse_qsl(self.text, keep_blank_values=True))
+
+
+def http(method, url, headers=None, form=None):
+    data = None
+    headers = dict(headers or {})
+    if form is not None:
+        data = urllib.parse.urlencode(form).encode("ascii")
+        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with _OPENER.open(request, timeout=10) as reply:
+            return Response(reply.status, reply.headers, reply.read())
+    except urllib.error.HTTPError as error:
+        return Response(error.code, error.headers, error.read())
+
+
+def client_rs256_verify(signing_input, signature, n, e):
+    """Independent PKCS#1 v1.5 check: s^e mod n must be exactly 00 01 FF.. 00 DigestInfo(sha256)."""
+    k = (n.bit_length() + 7) // 8
+    if len(signature) != k:
+        return False
+    em = pow(int.from_bytes(signature, "big"), e, n).to_bytes(k, "big")
+    digest_info = bytes([0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
+                         0x05, 0x00, 0x04, 0x20]) + hashlib.sha256(signing_input).digest()
+    padding = em[2:k - len(digest_info) - 1]
+    return (em[:2] == b"\x00\x01" and set(padding) == {0xFF} and len(padding) >= 8
+            and em[k - len(digest_info) - 1] == 0 and em[k - len(digest_info):] == digest_info)
+
+
+def client_oauth1_sign(method, url, consumer_secret, token_secret, oauth_params, other_params):
+    """Client-side RFC 5849 signing, written apart from the server's verifier."""
+    def enc(text):
+        return urllib.parse.quote(text, safe="~-._")
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    everything = list(oauth_params.items()) + list(other_params) + query
+    normalized = "&".join("%s=%s" % pair for pair in sorted((enc(k), enc(v)) for k, v in everything))
+    base_url = "%s://%s%s" % (parts.scheme, parts.netloc.lower(), parts.path)
+    text = "%s&%s&%s" % (method, enc(base_url), enc(normalized))
+    key = "%s&%s" % (enc(consumer_secret), enc(token_secret))
+    return base64.b64encode(hmac.new(key.encode(), text.encode(), hashlib.sha1).digest()).decode()
+
+
+def client_oauth1_request(method, url, consumer_key, consumer_secret, token="", token_secret="",
+                          extra_oauth=None, body=None, tamper=False, nonce=None, timestamp=None, in_body=False):
+    oauth = {
+        "oauth_consumer_key": consumer_key,
+        "oauth_nonce": nonce or secrets.token_hex(12),
+        "oauth_signature_method": "HMAC-SHA1",
+        "oauth_timestamp": str(timestamp if timestamp is not None else int(time.time())),
+        "oauth_version": "1.0",
+    }
+    if token:
+        oauth["oauth_token"] = token
+    oauth.update(extra_oauth or {})
+    body = list(body or [])
+    signature = client_oauth1_sign(method, url, consumer_secret, token_secret, oauth, body)
+    if tamper:
+        signature = ("A" if signature[0] != "A" else "B") + signature[1:]
+    oauth["oauth_signature"] = signature
+    if in_body:
+        return http(method, url, form=list(oauth.items()) + body)
+    header = "OAuth realm=\"mock\", " + ", ".join(
+        '%s="%s"' % (urllib.parse.quote(k, safe="~"), urllib.parse.quote(v, safe="~")) for k, v in oauth.items())
+    return http(method, url, headers={"Authorization": header}, form=body if method == "POST" else None)
+
+
+class SelfTest:
+    def __init__(self):
+        self.failures = 0
+        self.passes = 0
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passes += 1
+            print("ok   " + name)
+        else:
+            self.failures += 1
+            print("FAIL " + name + ((" -- " + str(detail)) if detail != "" else ""))
+        return condition
+
+    def section(self, name, function):
+        try:
+            function()
+        except Exception:  # noqa: BLE001
+            self.failures += 1
+            print("FAIL %s raised:\n%s" % (name, traceback.format_exc()))
+
+    # -- known answers --
+
+    def known_answers(self):
+        # RFC 5849 section 3.4.1.1 example request and its signature base string.
+        params = [("b5", "=%3D"), ("a3", "a"), ("c@", ""), ("a2", "r b")]
+        params += [("oauth_consumer_key", "9djdj82h48djs9d2"), ("oauth_token", "kkk9d7dh3k39sjv7"),
+                   ("oauth_signature_method", "HMAC-SHA1"), ("oauth_timestamp", "137131201"),
+                   ("oauth_nonce", "7d8f3e4a")]
+        params += urllib.parse.parse_qsl("c2&a3=2+q", keep_blank_values=True)
+        expected = ("POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D"
+                    "%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a"
+                    "%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7")
+        got = oauth1_base_string("post", oauth1_base_uri("HTTP", "EXAMPLE.com:80", "/request"), params)
+        self.check("RFC 5849 3.4.1.1 signature base string", got == expected, got)
+        self.check("base URI keeps non-default port, drops default",
+                   oauth1_base_uri("http", "Example.COM:8080", "/r") == "http://example.com:8080/r"
+                   and oauth1_base_uri("https", "example.com:443", "/") == "https://example.com/")
+        self.check("percent-encoding per RFC 5849 3.6",
+                   oauth_encode("a b+c~*/é") == "a%20b%2Bc~%2A%2F%C3%A9", oauth_encode("a b+c~*/é"))
+        # Twitter's documented "Creating a signature" example, end to end.
+        params = [("include_entities", "true"), ("status", "Hello Ladies + Gentlemen, a signed OAuth request!"),
+                  ("oauth_consumer_key", "xvz1evFS4wEEPTGEFPHBog"),
+                  ("oauth_nonce", "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg"),
+                  ("oauth_signature_method", "HMAC-SHA1"), ("oauth_timestamp", "1318622958"),
+                  ("oauth_token", "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb"), ("oauth_version", "1.0")]
+        base_string = oauth1_base_string("POST", "https://api.twitter.com/1.1/statuses/update.json", params)
+        signature = oauth1_signature(base_string, "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
+                                     "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE")
+        self.check("Twitter HMAC-SHA1 example signature", signature == "hCtSmYh+iHYCEqBWrE7C7hYmtUk=", signature)
+        self.check("RSA key pair is consistent", pow(pow(0x1234567, RSA_E, RSA_N), RSA_D, RSA_N) == 0x1234567)
+
+    # -- OAuth 2 / OIDC --
+
+    def oauth2(self, base):
+        redirect = "http://app.example/cb"
+        odd_state = 'st a&b=c/é"<>'
+
+        discovery = http("GET", base + "/.well-known/openid-configuration")
+        doc = discovery.json()
+        self.check("discovery 200 and issuer", discovery.status == 200 and doc["issuer"] == base, doc.get("issuer"))
+        self.check("discovery endpoints", doc["authorization_endpoint"] == base + "/oauth2/authorize"
+                   and doc["token_endpoint"] == base + "/oauth2/token" and doc["jwks_uri"] == base + "/oauth2/jwks")
+        jwks = http("GET", doc["jwks_uri"]).json()
+        key = jwks["keys"][0]
+        self.check("JWKS key fields", len(jwks["keys"]) == 1 and key["kty"] == "RSA" and key["kid"] == "mock-rsa-1"
+                   and key["use"] == "sig" and key["alg"] == "RS256" and key["e"] == "AQAB", key)
+        n = int.from_bytes(b64url_decode(key["n"]), "big")
+        e = int.from_bytes(b64url_decode(key["e"]), "big")
+        self.check("JWKS modulus is 2048 bits", n.bit_length() == 2048)
+
+        # Full code flow: PKCE S256 + openid + nonce, client_secret_basic.
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+        authorize = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode({
+            "response_type": "code", "client_id": "client-1", "redirect_uri": redirect,
+            "scope": "openid email", "state": odd_state, "code_challenge": challenge,
+            "code_challenge_method": "S256", "nonce": "n-0S6_WzA2Mj"}))
+        location = authorize.headers.get("Location", "")
+        parts = urllib.parse.urlsplit(location)
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        self.check("authorize 302 to redirect_uri", authorize.status == 302
+                   and location.startswith(redirect + "?code="), location)
+        self.check("authorize returns code then state, state echoed exactly",
+                   [name for name, _ in query] == ["code", "state"] and query[1][1] == odd_state, query)
+        code = dict(query).get("code", "")
+
+        basic = "Basic " + base64.b64encode(b"client-1:secret-1").decode()
+        token = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", verifier)])
+        body = token.json() if token.status == 200 else {}
+        self.check("token 200 JSON", token.status == 200
+                   and token.headers.get("Content-Type", "").startswith("application/json"), token.body)
+        self.check("token Cache-Control no-store", token.headers.get("Cache-Control") == "no-store")
+        self.check("token fields", list(body)[:5] == ["access_token", "token_type", "expires_in", "refresh_token", "scope"]
+                   and body["token_type"] == "bearer" and body["expires_in"] == 3600 and body["scope"] == "openid email"
+                   and "id_token" in body, body)
+
+        id_token = body.get("id_token", "..")
+        header_b64, claims_b64, signature_b64 = id_token.split(".")
+        header = json.loads(b64url_decode(header_b64))
+        claims = json.loads(b64url_decode(claims_b64))
+        self.check("id_token header", header == {"alg": "RS256", "kid": "mock-rsa-1", "typ": "JWT"}, header)
+        self.check("id_token RS256 signature verifies with the JWKS key",
+                   client_rs256_verify((header_b64 + "." + claims_b64).encode(), b64url_decode(signature_b64), n, e))
+        forged = b64url(json_bytes(dict(claims, sub="666")))
+        self.check("altered id_token claims fail verification",
+                   not client_rs256_verify((header_b64 + "." + forged).encode(), b64url_decode(signature_b64), n, e))
+        now = time.time()
+        self.check("id_token claims", claims["iss"] == base and claims["sub"] == "12345" and claims["aud"] == "client-1"
+                   and claims["nonce"] == "n-0S6_WzA2Mj" and claims["email"] == "octo@example.com"
+                   and claims["email_verified"] is True and abs(claims["iat"] - now) < 60
+                   and claims["exp"] - claims["iat"] == 600, claims)
+
+        access = body["access_token"]
+        user = http("GET", base + "/oauth2/user", headers={"Authorization": "Bearer " + access})
+        self.check("user profile", user.status == 200 and user.json() == {
+            "id": 12345, "login": "octo", "name": "Octo Cat", "email": "octo@example.com",
+            "avatar_url": base + "/a.png"}, user.body)
+        info = http("GET", base + "/oauth2/userinfo", headers={"Authorization": "Bearer " + access})
+        self.check("OIDC userinfo sub", info.status == 200 and info.json()["sub"] == "12345", info.body)
+
+        # Reusing the code fails and revokes what it produced.
+        again = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", verifier)])
+        self.check("code reuse -> 400 invalid_grant", again.status == 400 and again.json()["error"] == "invalid_grant",
+                   again.body)
+        revoked = http("GET", base + "/oauth2/user", headers={"Authorization": "Bearer " + access})
+        self.check("code reuse revoked the first access token", revoked.status == 401)
+        refresh_after_reuse = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "refresh_token"), ("refresh_token", body["refresh_token"])])
+        self.check("code reuse revoked the refresh token", refresh_after_reuse.status == 400)
+
+        # PKCE failures; a failed attempt does not burn the code.
+        def new_code(extra=None, scope="email"):
+            params = {"response_type": "code", "client_id": "client-1", "redirect_uri": redirect, "scope": scope}
+            params.update(extra or {})
+            reply = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(params))
+            return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(reply.headers["Location"]).query))["code"]
+
+        code = new_code({"code_challenge": challenge, "code_challenge_method": "S256"})
+        post_auth = [("client_id", "client-1"), ("client_secret", "secret-1")]
+        bad = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", "x" * 43)])
+        self.check("bad code_verifier -> 400 invalid_grant", bad.status == 400 and bad.json()["error"] == "invalid_grant",
+                   bad.body)
+        missing = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)])
+        self.check("missing code_verifier -> invalid_grant", missing.status == 400
+                   and missing.json()["error"] == "invalid_grant")
+        wrong_redirect = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect + "/x"),
+            ("code_verifier", verifier)])
+        self.check("redirect_uri mismatch -> invalid_grant", wrong_redirect.status == 400
+                   and wrong_redirect.json()["error"] == "invalid_grant")
+        good = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", verifier)])
+        self.check("client_secret_post + S256 after failed attempts -> 200, no id_token without openid",
+                   good.status == 200 and "id_token" not in good.json(), good.body)
+
+        code = new_code({"code_challenge": "p" * 50, "code_challenge_method": "plain"})
+        plain = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", "p" * 50)])
+        self.check("PKCE plain", plain.status == 200, plain.body)
+
+        # Client authentication failures.
+        code = new_code()
+        wrong_secret = http("POST", base + "/oauth2/token",
+                            headers={"Authorization": "Basic " + base64.b64encode(b"client-1:nope").decode()},
+                            form=[("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)])
+        self.check("wrong secret -> 401 invalid_client + WWW-Authenticate", wrong_secret.status == 401
+                   and wrong_secret.json()["error"] == "invalid_client"
+                   and wrong_secret.headers.get("WWW-Authenticate", "").startswith("Basic"), wrong_secret.body)
+        unsupported = http("POST", base + "/oauth2/token", form=post_auth + [("grant_type", "password")])
+        self.check("unknown grant_type -> unsupported_grant_type", unsupported.status == 400
+                   and unsupported.json()["error"] == "unsupported_grant_type")
+        # Basic credentials are form-urlencoded before base64 (RFC 6749 2.3.1).
+        encoded_basic = "Basic " + base64.b64encode(b"client%2D1:secret%2D1").decode()
+        ok = http("POST", base + "/oauth2/token", headers={"Authorization": encoded_basic},
+                  form=[("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)])
+        self.check("Basic with form-urlencoded id/secret", ok.status == 200, ok.body)
+
+        # Refresh (rotating) and revocation.
+        first = ok.json()
+        refreshed = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "refresh_token"), ("refresh_token", first["refresh_token"])])
+        second = refreshed.json() if refreshed.status == 200 else {}
+        self.check("refresh -> new access token", refreshed.status == 200
+                   and second["access_token"] != first["access_token"] and second["token_type"] == "bearer", refreshed.body)
+        self.check("refreshed access token works", http("GET", base + "/oauth2/user", headers={
+            "Authorization": "Bearer " + second["access_token"]}).status == 200)
+        stale = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "refresh_token"), ("refresh_token", first["refresh_token"])])
+        self.check("rotated-out refresh token -> invalid_grant", stale.status == 400
+                   and stale.json()["error"] == "invalid_grant")
+        revoke = http("POST", base + "/oauth2/revoke", headers={"Authorization": basic}, form=[
+            ("token", second["access_token"]), ("token_type_hint", "access_token")])
+        self.check("revoke -> 200 empty", revoke.status == 200 and revoke.body == b"")
+        after = http("GET", base + "/oauth2/user", headers={"Authorization": "Bearer " + second["access_token"]})
+        self.check("revoked token -> 401 Bearer invalid_token", after.status == 401
+                   and 'error="invalid_token"' in after.headers.get("WWW-Authenticate", "")
+                   and after.json()["error"] == "invalid_token", after.headers)
+        missing_token = http("GET", base + "/oauth2/user")
+        self.check("missing token -> 401 Bearer challenge", missing_token.status == 401
+                   and missing_token.headers.get("WWW-Authenticate", "").startswith("Bearer"))
+        http("POST", base + "/oauth2/revoke", form=post_auth + [("token", second["refresh_token"])])
+        dead = http("POST", base + "/oauth2/token", headers={"Authorization": basic}, form=[
+            ("grant_type", "refresh_token"), ("refresh_token", second["refresh_token"])])
+        self.check("revoked refresh token -> invalid_grant", dead.status == 400)
+
+        # Deny, unknown client, missing redirect_uri, form_post.
+        deny = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode({
+            "response_type": "code", "client_id": "client-1", "redirect_uri": redirect + "?x=1",
+            "scope": "openid deny", "state": "s1"}))
+        self.check("deny -> access_denied redirect", deny.status == 302 and deny.headers.get("Location") ==
+                   redirect + "?x=1&error=access_denied&error_description=The+user+denied+access&state=s1",
+                   deny.headers.get("Location"))
+        unknown = http("GET", base + "/oauth2/authorize?response_type=code&client_id=nobody&redirect_uri="
+                       + urllib.parse.quote(redirect, safe=""))
+        self.check("unknown client -> 400 page, no redirect", unknown.status == 400
+                   and "Location" not in unknown.headers
+                   and unknown.headers.get("Content-Type", "").startswith("text/plain"))
+        no_redirect = http("GET", base + "/oauth2/authorize?response_type=code&client_id=client-1")
+        self.check("missing redirect_uri -> 400", no_redirect.status == 400 and "Location" not in no_redirect.headers)
+        form_post = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode({
+            "response_type": "code", "client_id": "client-1", "redirect_uri": redirect + "?a=1&b=2",
+            "response_mode": "form_post", "state": odd_state}))
+        page = form_post.text
+        self.check("form_post -> 200 auto-submitting form, escaped", form_post.status == 200
+                   and 'action="http://app.example/cb?a=1&amp;b=2"' in page
+                   and 'name="state" value="st a&amp;b=c/é&quot;&lt;&gt;"' in page
+                   and 'name="code" value="' in page and "document.forms[0].submit()" in page, page)
+
+        # Form-encoded token responses (GitHub's default), switched at run time.
+        switched = http("GET", base + "/_config?token_format=form")
+        self.check("/_config switches to form", switched.status == 200 and switched.json()["token_format"] == "form")
+        code = new_code(scope="repo,gist")
+        form_token = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)])
+        fields = urllib.parse.parse_qsl(form_token.text)
+        self.check("form token response", form_token.status == 200
+                   and form_token.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded")
+                   and [k for k, _ in fields][:3] == ["access_token", "token_type", "scope"]
+                   and dict(fields)["token_type"] == "bearer" and "&scope=repo%2Cgist&" in form_token.text,
+                   form_token.text)
+        form_refresh = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "refresh_token"), ("refresh_token", dict(fields).get("refresh_token", ""))])
+        self.check("form refresh response", form_refresh.status == 200 and "access_token" in form_refresh.form())
+        form_error = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", "bogus"), ("redirect_uri", redirect)])
+        self.check("form error response", form_error.status == 400
+                   and form_error.form().get("error") == "invalid_grant", form_error.text)
+        http("GET", base + "/_config?token_format=json")
+
+    # -- OAuth 1.0a --
+
+    def oauth1(self, base):
+        callback = "http://app.example/o1/cb?from=mock"
+        request = client_oauth1_request("POST", base + "/oauth1/request_token", "ck-1", "cs-1",
+                                        extra_oauth={"oauth_callback": callback})
+        reply = request.form()
+        self.check("request_token 200", request.status == 200 and reply.get("oauth_callback_confirmed") == "true"
+                   and list(reply) == ["oauth_token", "oauth_token_secret", "oauth_callback_confirmed"], request.text)
+        token, token_secret = reply["oauth_token"], reply["oauth_token_secret"]
+
+        authorize = http("GET", base + "/oauth1/authorize?oauth_token=" + urllib.parse.quote(token))
+        location = authorize.headers.get("Location", "")
+        query = urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query)
+        self.check("authorize 302 to callback with token and verifier", authorize.status == 302
+                   and location.startswith(callback + "&oauth_token=")
+                   and [k for k, _ in query] == ["from", "oauth_token", "oauth_verifier"]
+                   and dict(query)["oauth_token"] == token, location)
+        verifier = dict(query).get("oauth_verifier", "")
+        self.check("authorize unknown token -> 400",
+                   http("GET", base + "/oauth1/authorize?oauth_token=nope").status == 400)
+
+        wrong = client_oauth1_request("POST", base + "/oauth1/access_token", "ck-1", "cs-1", token, token_secret,
+                                      extra_oauth={"oauth_verifier": "wrong"})
+        self.check("wrong verifier -> 401", wrong.status == 401 and wrong.form().get("oauth_problem") == "verifier_invalid",
+                   wrong.text)
+        access = client_oauth1_request("POST", base + "/oauth1/access_token", "ck-1", "cs-1", token, token_secret,
+                                       extra_oauth={"oauth_verifier": verifier})
+        granted = access.form()
+        self.check("access_token 200", access.status == 200 and granted.get("user_id") == "42"
+                   and granted.get("screen_name") == "octo"
+                   and list(granted) == ["oauth_token", "oauth_token_secret", "user_id", "screen_name"], access.text)
+        reuse = client_oauth1_request("POST", base + "/oauth1/access_token", "ck-1", "cs-1", token, token_secret,
+                                      extra_oauth={"oauth_verifier": verifier})
+        self.check("request token is single use", reuse.status == 401 and reuse.form().get("oauth_problem") == "token_used",
+                   reuse.text)
+
+        account_url = base + "/oauth1/account?include_email=true&x=a%20b%2B"
+        account = client_oauth1_request("GET", account_url, "ck-1", "cs-1",
+                                        granted["oauth_token"], granted["oauth_token_secret"])
+        self.check("account JSON", account.status == 200
+                   and account.json() == {"id": 42, "screen_name": "octo", "name": "Octo One"}, account.body)
+
+        tampered = client_oauth1_request("GET", account_url, "ck-1", "cs-1",
+                                         granted["oauth_token"], granted["oauth_token_secret"], tamper=True)
+        self.check("tampered signature -> 401 signature_invalid", tampered.status == 401
+                   and tampered.text == "oauth_problem=signature_invalid"
+                   and tampered.headers.get("WWW-Authenticate", "").startswith("OAuth realm="), tampered.text)
+        wrong_secret = client_oauth1_request("GET", account_url, "ck-1", "cs-1",
+                                             granted["oauth_token"], "not-the-secret")
+        self.check("wrong token secret -> signature_invalid", wrong_secret.status == 401)
+        nonce = secrets.token_hex(8)
+        client_oauth1_request("GET", account_url, "ck-1", "cs-1", granted["oauth_token"],
+                              granted["oauth_token_secret"], nonce=nonce)
+        replay = client_oauth1_request("GET", account_url, "ck-1", "cs-1", granted["oauth_token"],
+                                       granted["oauth_token_secret"], nonce=nonce)
+        self.check("reused nonce -> 401 nonce_used", replay.status == 401
+                   and replay.form().get("oauth_problem") == "nonce_used", replay.text)
+        old = client_oauth1_request("GET", account_url, "ck-1", "cs-1", granted["oauth_token"],
+                                    granted["oauth_token_secret"], timestamp=int(time.time()) - 700)
+        self.check("stale timestamp -> 401 timestamp_refused", old.status == 401
+                   and old.form().get("oauth_problem") == "timestamp_refused", old.text)
+        unknown = client_oauth1_request("POST", base + "/oauth1/request_token", "ck-2", "cs-1",
+                                        extra_oauth={"oauth_callback": callback})
+        self.check("unknown consumer -> 401", unknown.status == 401)
+        in_body = client_oauth1_request("POST", base + "/oauth1/request_token", "ck-1", "cs-1",
+                                        extra_oauth={"oauth_callback": "oob"}, body=[("x_auth_mode", "a b")],
+                                        in_body=True)
+        self.check("parameters in the form body", in_body.status == 200, in_body.text)
+        no_callback = client_oauth1_request("POST", base + "/oauth1/request_token", "ck-1", "cs-1")
+        self.check("missing oauth_callback -> 400 parameter_absent", no_callback.status == 400
+                   and no_callback.form().get("oauth_problem") == "parameter_absent", no_callback.text)
+
+    def stats(self, base):
+        stats = http("GET", base + "/_stats").json()
+        self.check("stats counted", stats["authorize"] >= 8 and stats["token"] >= 10 and stats["refresh"] >= 3
+                   and stats["revoke"] == 2 and stats["oauth1"] >= 10 and stats["oauth1_account"] >= 4, stats)
+        reset = http("POST", base + "/_reset")
+        zero = http("GET", base + "/_stats").json()
+        self.check("reset zeroes stats", reset.status == 200 and set(zero.values()) == {0}
+                   and set(zero) == set(STAT_KEYS), zero)
+
+    def subprocess_protocol(self):
+        child = subprocess.Popen([sys.executable, __file__, "--port", "0"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        try:
+            line = child.stdout.readline().decode()
+            self.check("child prints 'PORT <n>'", re.fullmatch(r"PORT [1-9][0-9]*\n", line) is not None, line)
+            port = int(line.split()[1])
+            config = http("GET", "http://127.0.0.1:%d/.well-known/openid-configuration" % port)
+            self.check("child serves", config.status == 200)
+            child.send_signal(signal.SIGTERM)
+            status = child.wait(timeout=10)
+            rest = child.stdout.read()
+            self.check("SIGTERM -> exit 0, nothing more on stdout", status == 0 and rest == b"", (status, rest))
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            child.stdout.close()
+            child.stderr.close()
+
+    def run(self):
+        server = make_server("127.0.0.1", 0, "json", "")
+        base = server.state.base_url
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        thread.start()
+        try:
+            self.section("known answers", self.known_answers)
+            self.section("oauth2", lambda: self.oauth2(base))
+            self.section("oauth1", lambda: self.oauth1(base))
+            self.section("stats", lambda: self.stats(base))
+            self.section("subprocess", self.subprocess_protocol)
+        finally:
+            server.shutdown()
+            server.server_close()
+        print("%d passed, %d failed" % (self.passes, self.failures))
+        return 0 if self.failures == 0 else 1
+
+
+# --- Entry point ------------------------------------------------------------------------
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="Mock OAuth 2.0/OIDC + OAuth 1.0a provider for tests.")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+    parser.add_argument("--token-format", choices=("json", "form"), default="json")
+    parser.add_argument("--issuer-path", default="", help="path appended to the issuer URL, e.g. /tenant")
+    parser.add_argument("--exit-on-stdin-eof", action="store_true",
+                        help="also exit when stdin closes (the launching test process died)")
+    parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    parser.add_argument("--selftest", action="store_true", help="run the built-in client against a fresh server")
+    args = parser.parse_args(argv)
+
+    if args.selftest:
+        return SelfTest().run()
+
+    host = "127.0.0.1" if args.host == "localhost" else args.host
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        parser.error("--host must be a loopback address")
+    issuer_path = args.issuer_path.strip()
+    if issuer_path:
+        issuer_path = "/" + issuer_path.strip("/")
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
+
+    server = make_server(host, args.port, args.token_format, issuer_path, args.verbose)
+    # A short poll interval keeps SIGTERM-to-exit near 50 ms; test teardown waits for it.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    sys.stdout.write("PORT %d\n" % server.state.port)
+    sys.stdout.flush()
+
+    if args.exit_on_stdin_eof:
+        def watch_stdin():
+            try:
+                while sys.stdin.buffer.read(4096):
+                    pass
+            except OSError:
+                pass
+            stop.set()
+        threading.Thread(target=watch_stdin, daemon=True).start()
+
+    while not stop.wait(1.0):
+        pass
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,33 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import Testing
+
+/// The popup flow in a real browser: headless Chromium driven by Selenium (Debian's
+/// chromium, chromium-driver and python3-selenium, installed by scripts/install-deps).
+@Suite("Browser")
+struct BrowserTests {
+    static let script = String(#filePath.dropLast("GatehouseAppTests/BrowserTests.swift".count)) + "Browser/popup_flow.py"
+
+    @Test("a popup login in headless Chromium posts the result only to the opener's origin")
+    func popupInChromium() async throws {
+        let bench = try await LoginBench.start()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Self.script, "--gateway", bench.base, "--key", bench.key, "--provider", "mock2"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = try await offPool { output.fileHandleForReading.readDataToEndOfFile() }
+        process.waitUntilExit()
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        let outcome = try JSONCoding.decode(JSONValue.self, from: Array(line.utf8))
+        #expect(outcome["ok"] == true, "\(line)")
+        #expect(outcome["has_token"] == true)
+        #expect(outcome["has_code"] == false)
+        #expect(outcome["provider"] == "mock2")
+        #expect(outcome["request_url"] == .string(bench.mock.baseURL + "/oauth2"))
+        try await bench.stop()
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import HTTPClient
+
+/// A gateway wired to a local mock provider, with one app whose keysets point at it: what
+/// every login test starts from.
+struct LoginBench {
+    let gateway: Gateway
+    let mock: MockProvider
+    let key: String
+    let secret: String
+
+    static let origin = "http://localhost"
+
+    /// Provider definitions aimed at the mock, one per flow variant.
+    static func providers(mock: String) -> [String: String] {
+        [
+            "mock2": """
+                {"name": "Mock OAuth 2", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
+                            "request": "\(mock)/oauth2",
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": "", "user": "", "deny": ""}}}}}
+                """,
+            "mockpkce": """
+                {"name": "Mock PKCE + OpenID", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "pkce": true,
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"}}
+                """,
+            "mockbadiss": """
+                {"name": "Mock OpenID, wrong issuer", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "https://issuer.invalid", "jwks_uri": "\(mock)/oauth2/jwks"}}
+                """,
+            "mockbasic": """
+                {"name": "Mock Basic auth", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "client_authentication": "basic"}}
+                """,
+            "mockpost": """
+                {"name": "Mock form_post", "url": "\(mock)",
+                 "oauth2": {"authorize": {"url": "/oauth2/authorize", "query": {"client_id": "{client_id}", "response_type": "code",
+                            "redirect_uri": "{{callback}}", "state": "{{state}}", "response_mode": "form_post"}},
+                            "access_token": "/oauth2/token"}}
+                """,
+            "mock1": """
+                {"name": "Mock OAuth 1", "url": "\(mock)",
+                 "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
+                            "access_token": {"url": "/oauth1/access_token", "extra": ["screen_name"]}, "request": "\(mock)/oauth1"}}
+                """,
+        ]
+    }
+
+    static func start(store: String = "memory:", extra: [String] = [], responseType: String = "both") async throws -> LoginBench {
+        let mock = try await MockProvider.start()
+        let workspace = try Workspace(providers: providers(mock: mock.baseURL))
+        let gateway = try await Gateway.start(workspace: workspace, store: store, extra: extra)
+        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"shop","domains":["localhost","app.example.com"]}"#)
+        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
+            throw RawHTTPError("app creation failed: \(created.status)")
+        }
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss"] {
+            let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
+            _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
+        }
+        _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/mock1", body: #"{"parameters":{"client_id":"ck-1","client_secret":"cs-1"}}"#)
+        return LoginBench(gateway: gateway, mock: mock, key: key, secret: secret)
+    }
+
+    func stop() async throws {
+        _ = try await gateway.stop()
+        mock.stop()
+    }
+
+    var base: String { "http://127.0.0.1:\(gateway.port)" }
+
+    /// `GET` without following redirects, with optional headers.
+    func get(_ url: String, headers: [HTTPHeader] = []) async throws -> HTTPClientResponse {
+        try await gateway.client.execute(HTTPClientRequest(method: "GET", url: url, headers: headers))
+    }
+
+    func post(_ path: String, form: [String: String]) async throws -> HTTPClientResponse {
+        let body = form.sorted { $0.key < $1.key }.map { "\(PercentEncoding.encode($0.key))=\(PercentEncoding.encode($0.value))" }.joined(separator: "&")
+        return try await gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: base + path, headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")],
+            body: Array(body.utf8)))
+    }
+
+    /// The start URL an SDK would open.
+    func startURL(_ provider: String, opts: String? = nil, extra: [String: String] = [:], origin: String? = LoginBench.origin) -> String {
+        var query: [String: String] = ["k": key]
+        if let origin { query["d"] = origin + "/" }
+        if let opts { query["opts"] = opts }
+        query.merge(extra) { _, new in new }
+        return base + "/auth/\(provider)?" + query.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(PercentEncoding.encode($0.value))" }.joined(separator: "&")
+    }
+
+    /// Plays the browser: start, follow the provider's redirect (auto-consent), and return the
+    /// gateway's final answer to the callback.
+    func login(_ provider: String, opts: String? = nil, extra: [String: String] = [:]) async throws -> HTTPClientResponse {
+        let start = try await get(startURL(provider, opts: opts, extra: extra))
+        guard start.status == 302, let authorize = start.header("location") else {
+            throw RawHTTPError("start answered \(start.status): \(String(decoding: start.body, as: UTF8.self))")
+        }
+        let consent = try await get(authorize)
+        if consent.status == 200, let form = LoginBench.formPost(consent) {
+            return try await post("/auth", form: form)
+        }
+        guard consent.status == 302, let callback = consent.header("location") else {
+            throw RawHTTPError("the provider answered \(consent.status)")
+        }
+        return try await get(callback)
+    }
+
+    /// The auto-submitting form a `response_mode=form_post` provider returns.
+    static func formPost(_ response: HTTPClientResponse) -> [String: String]? {
+        let html = String(decoding: response.body, as: UTF8.self)
+        guard html.contains("<form") else { return nil }
+        var fields: [String: String] = [:]
+        let pattern = try? NSRegularExpression(pattern: #"name="([^"]+)"\s+value="([^"]*)""#)
+        for match in pattern?.matches(in: html, range: NSRange(html.startIndex..., in: html)) ?? [] {
+            if let name = Range(match.range(at: 1), in: html), let value = Range(match.range(at: 2), in: html) {
+                var text = String(html[value])
+                for (entity, character) in [("&quot;", "\""), ("&lt;", "<"), ("&gt;", ">"), ("&#x27;", "'"), ("&#39;", "'"), ("&amp;", "&")] {
+                    text = text.replacingOccurrences(of: entity, with: character)
+                }
+                fields[String(html[name])] = text
+            }
+        }
+        return fields
+    }
+
+    /// The OAuth.io message in a popup page (`var msg = "…";`), parsed.
+    static func message(_ response: HTTPClientResponse) throws -> JSONValue {
+        let html = String(decoding: response.body, as: UTF8.self)
+        guard let start = html.range(of: "var msg = "), let end = html.range(of: ";\n", range: start.upperBound..<html.endIndex) else {
+            throw RawHTTPError("no message in page: \(html.prefix(300))")
+        }
+        let literal = String(html[start.upperBound..<end.lowerBound])
+        let text = try JSONCoding.decode(String.self, from: Array(literal.utf8))
+        return try JSONCoding.decode(JSONValue.self, from: Array(text.utf8))
+    }
+
+    /// The message carried after `oauthio=` in a URL (fragment or query).
+    static func message(inURL url: String) throws -> JSONValue {
+        guard let range = url.range(of: "oauthio=") else { throw RawHTTPError("no oauthio in \(url)") }
+        let encoded = url[range.upperBound...].prefix { $0 != "&" }
+        guard let text = PercentEncoding.decode(encoded) else { throw RawHTTPError("bad encoding") }
+        return try JSONCoding.decode(JSONValue.self, from: Array(text.utf8))
+    }
+}

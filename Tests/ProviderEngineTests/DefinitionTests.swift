@@ -1,0 +1,150 @@
+import GatehouseCore
+import ProviderEngine
+import Testing
+
+private func read(_ json: String, id: String = "demo") -> Result<ProviderDefinition, DefinitionFailure> {
+    DefinitionReader.read(id: id, document: (try? JSONCoding.decode(JSONValue.self, from: Array(json.utf8))) ?? .null)
+}
+
+private func defects(_ json: String) -> [String] {
+    if case .failure(let failure) = read(json) { return failure.defects.map(\.description) }
+    return []
+}
+
+@Suite("Provider definitions")
+struct DefinitionTests {
+    @Test("a minimal OAuth 2 definition reads, with relative URLs resolved against the base")
+    func minimal() throws {
+        let definition = try read(#"{"name":"Demo","url":"https://id.example.com/","oauth2":{"authorize":"/auth","access_token":"https://api.example.com/token"}}"#).get()
+        #expect(definition.oauth2?.authorize.url == "https://id.example.com/auth")
+        #expect(definition.oauth2?.authorize.method == "GET")
+        #expect(definition.oauth2?.accessToken.method == "POST")
+        #expect(definition.oauth2?.parameters.keys.sorted() == ["client_id", "client_secret"])
+        #expect(definition.defaultVersion == .oauth2)
+    }
+
+    @Test("every defect is reported with its JSON path, unknown keys included")
+    func defectsWithPaths() {
+        let found = defects(
+            #"{"name":"","acces_token":1,"oauth2":{"authorize":{"url":"relative","method":"FETCH","cors":"yes"},"parameters":{"scope":{"separator":"-","cardinality":"2"}}},"openid":{"issuer":"x"}}"#)
+        #expect(found.contains("/name: must be a non-empty string"))
+        #expect(found.contains("/acces_token: unknown key"))
+        #expect(found.contains("/oauth2/authorize/url: must be an absolute http(s) URL or a path starting with /"))
+        #expect(found.contains("/oauth2/authorize/method: must be one of GET, POST, PUT, PATCH, DELETE"))
+        #expect(found.contains("/oauth2/authorize/cors: must be true or false"))
+        #expect(found.contains("/oauth2/access_token: required"))
+        #expect(found.contains("/oauth2/parameters/scope/separator: must be one of ' ', ',', '|', ';', '+'"))
+        #expect(found.contains("/oauth2/parameters/scope/cardinality: must be \"1\" or \"*\""))
+        #expect(found.contains("/openid/jwks_uri: required"))
+    }
+
+    @Test("a template naming an undeclared parameter is a defect")
+    func undeclaredParameter() {
+        let found = defects(#"{"name":"D","oauth2":{"authorize":{"url":"https://x/a","query":{"tenant":"{tenant}"}},"access_token":"https://x/t"}}"#)
+        #expect(found == ["/oauth2/authorize/query/tenant: {tenant} is not a declared parameter"])
+    }
+
+    @Test("a provider needs a login block")
+    func needsBlock() {
+        #expect(defects(#"{"name":"Nothing"}"#) == ["/: a provider needs an oauth2, oauth1 or native block"])
+    }
+
+    @Test("the shipped providers all validate")
+    func shipped() throws {
+        let directory = String(#filePath.dropLast("Tests/ProviderEngineTests/DefinitionTests.swift".count)) + "providers"
+        let catalog = ProviderCatalog(directories: [directory])
+        #expect(catalog.defects == [])
+        for id in ["apple", "emay", "facebook", "github", "google"] {
+            #expect(catalog.contains(id), "\(id)")
+        }
+        #expect(catalog.definition("google")?.normalisedOAuth2?.pkce == true)
+        #expect(catalog.definition("google")?.openid?.issuer == "https://accounts.google.com")
+    }
+
+    @Test("later directories override earlier ones")
+    func stacking() throws {
+        let base = "/tmp/gatehouse-provider-stack-\(Int.random(in: 0..<1_000_000))"
+        for (directory, name) in [("a", "First"), ("b", "Second")] {
+            _ = FileSystem.makeDirectories("\(base)/\(directory)/demo")
+            _ = FileSystem.createExclusively(
+                "\(base)/\(directory)/demo/provider.json",
+                bytes: Array(#"{"name":"\#(name)","oauth2":{"authorize":"https://x/a","access_token":"https://x/t"}}"#.utf8), mode: 0o644)
+        }
+        #expect(ProviderCatalog(directories: ["\(base)/a", "\(base)/b"]).definition("demo")?.name == "Second")
+        #expect(ProviderCatalog(directories: ["\(base)/b", "\(base)/a"]).definition("demo")?.name == "First")
+    }
+}
+
+@Suite("Templates and defaults")
+struct TemplateTests {
+    @Test("keyset and flow values, lists with their separator, base64 blocks")
+    func render() {
+        let context = TemplateContext(
+            keyset: ["client_id": "id 1", "client_secret": "s", "scope": ["a", "b"], "undeclared": "x"],
+            parameters: ["client_id": Parameter(), "client_secret": Parameter(), "scope": Parameter(separator: ",", cardinality: "*")],
+            flow: ["state": "S", "callback": "https://gw/auth"])
+        #expect(Template.render("{client_id}|{scope}|{{state}}|{{ state }}|{undeclared}|{{missing}}", context) == "id 1|a,b|S|S||")
+        #expect(Template.render("Basic !BASE64{client_id}:{client_secret}!BASE64", context) == "Basic aWQgMTpz")
+        #expect(Template.render("no templates {here", context) == "no templates {here")
+        #expect(Template.references(in: "{a}{{b}}x{{ c }}") == (keyset: ["a"], flow: ["b", "c"]))
+    }
+
+    @Test("OAuth.io defaults: queries, PKCE, nonce, scope and the callback state")
+    func defaults() throws {
+        let plain = try read(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":"https://api.x"}}"#).get()
+        let oauth2 = try #require(plain.normalisedOAuth2)
+        #expect(oauth2.authorize.query == ["client_id": "{client_id}", "response_type": "code", "redirect_uri": "{{callback}}", "state": "{{state}}"])
+        #expect(oauth2.accessToken.query?["grant_type"] == "authorization_code")
+        #expect(oauth2.request?.headers == ["Authorization": "Bearer {{token}}"])
+        #expect(!plain.callbackCarriesState)
+
+        let rich = try read(
+            #"{"name":"R","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","pkce":true,"parameters":{"client_id":"string","client_secret":"string","scope":{"values":{"openid":""}}}},"openid":{"issuer":"https://x","jwks_uri":"https://x/jwks"}}"#
+        ).get()
+        let normalised = try #require(rich.normalisedOAuth2)
+        #expect(normalised.authorize.query?["scope"] == "{scope}")
+        #expect(normalised.authorize.query?["code_challenge_method"] == "S256")
+        #expect(normalised.authorize.query?["nonce"] == "{{nonce}}")
+        #expect(normalised.accessToken.query?["code_verifier"] == "{{code_verifier}}")
+
+        let stateless = try read(#"{"name":"N","oauth2":{"authorize":{"url":"https://x/a","query":{"client_id":"{client_id}"}},"access_token":"https://x/t"}}"#).get()
+        #expect(stateless.callbackCarriesState)
+    }
+
+    @Test("request.required lists the flow values the SDK must echo")
+    func required() {
+        let endpoint = Endpoint(url: "{{instance_url}}/api", headers: ["Authorization": "Bearer {{token}}"])
+        #expect(ProviderDefinition.requiredFields(of: endpoint) == ["instance_url"])
+    }
+}
+
+@Suite("OAuth 1.0a signatures")
+struct OAuth1Tests {
+    @Test("the signature base string of RFC 5849 §3.4.1.1")
+    func baseString() {
+        let parameters = [
+            FormField(name: "c2", value: ""), FormField(name: "a3", value: "2 q"),
+            FormField(name: "oauth_consumer_key", value: "9djdj82h48djs9d2"), FormField(name: "oauth_token", value: "kkk9d7dh3k39sjv7"),
+            FormField(name: "oauth_signature_method", value: "HMAC-SHA1"), FormField(name: "oauth_timestamp", value: "137131201"),
+            FormField(name: "oauth_nonce", value: "7d8f3e4a"), FormField(name: "oauth_signature", value: "ignored"),
+        ]
+        let base = OAuth1Signer.baseString(method: "post", url: "http://EXAMPLE.COM:80/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b", parameters: parameters)
+        #expect(
+            base
+                == "POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7"
+        )
+    }
+
+    @Test("the signature of RFC 5849 §3.4.2's example")
+    func signature() {
+        let signer = OAuth1Signer(consumerKey: "9djdj82h48djs9d2", consumerSecret: "j49sk3j29djd", token: "kkk9d7dh3k39sjv7", tokenSecret: "dh893hdasih9")
+        let oauth = [
+            "oauth_consumer_key": "9djdj82h48djs9d2", "oauth_token": "kkk9d7dh3k39sjv7", "oauth_signature_method": "HMAC-SHA1",
+            "oauth_timestamp": "137131201", "oauth_nonce": "7d8f3e4a",
+        ]
+        let signature = signer.signature(
+            method: "POST", url: "http://example.com/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b",
+            parameters: [FormField(name: "c2", value: ""), FormField(name: "a3", value: "2 q")], oauth: oauth)
+        #expect(signature == "r6/TJjbCOr97/+UU0NsvSne7s5g=")
+    }
+}
