@@ -41,22 +41,22 @@ public enum HMAC {
             initialized = length
         }
     }
-}
 
-/// The HMAC implementation, fetched once like the digests.
-private final class FetchedMAC: @unchecked Sendable {
-    // @unchecked: owns an immutable `EVP_MAC` handle that OpenSSL lets threads share; each
-    // computation makes its own `EVP_MAC_CTX`. Never freed: it lives as long as the process.
+    /// The HMAC implementation, fetched once like the digests.
+    private final class FetchedMAC: @unchecked Sendable {
+        // @unchecked: owns an immutable `EVP_MAC` handle that OpenSSL lets threads share; each
+        // computation makes its own `EVP_MAC_CTX`. Never freed: it lives as long as the process.
 
-    static let hmac = FetchedMAC()
+        static let hmac = FetchedMAC()
 
-    let mac: OpaquePointer
+        let mac: OpaquePointer
 
-    private init() {
-        let name: StaticString = "HMAC"
-        guard let mac = EVP_MAC_fetch(nil, name.cString, nil) else {
-            preconditionFailure("OpenSSL's default provider has no HMAC: \(CryptoError.drainOpenSSLErrors())")
+        private init() {
+            let name: StaticString = "HMAC"
+            guard let mac = EVP_MAC_fetch(nil, name.cString, nil) else {
+                preconditionFailure("OpenSSL's default provider has no HMAC: \(CryptoError.drainOpenSSLErrors())")
+            }
+            self.mac = mac
         }
-        self.mac = mac
     }
 }

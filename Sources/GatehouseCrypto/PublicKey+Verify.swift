@@ -13,9 +13,8 @@ extension PublicKey {
         }
     }
 
-    /// `verify(signature:message:algorithm:)` over borrowed bytes, so callers holding slices
-    /// need not copy them.
-    public func verify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, algorithm: SignatureAlgorithm) -> Bool {
+    /// `verify(signature:message:algorithm:)` over borrowed bytes.
+    func verify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, algorithm: SignatureAlgorithm) -> Bool {
         guard supports(algorithm), !signature.isEmpty else { return false }
         let valid: Bool
         if let curve = algorithm.curve {
@@ -32,18 +31,8 @@ extension PublicKey {
     }
 
     private func digestVerify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, algorithm: SignatureAlgorithm) -> Bool {
-        guard let ctx = EVP_MD_CTX_new() else { return false }
+        guard let ctx = contexts.makeContext(for: algorithm) else { return false }
         defer { EVP_MD_CTX_free(ctx) }
-        var pkeyContext: OpaquePointer?
-        guard EVP_DigestVerifyInit(ctx, &pkeyContext, algorithm.digest.md, nil, key) == 1 else { return false }
-        if algorithm.usesPSS {
-            // RFC 7518 §3.5: MGF1 with the same hash (OpenSSL's default) and a salt as long as
-            // the hash, which the verifier insists on.
-            guard let pkeyContext,
-                EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) == 1,
-                EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1
-            else { return false }
-        }
         return EVP_DigestVerify(
             ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
             message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count

@@ -3,14 +3,15 @@ internal import COpenSSL
 /// A public key for checking signatures: RSA, or ECDSA on P-256/P-384.
 ///
 /// Building a key costs tens of microseconds, verifying with it far less, so build once per
-/// key id and share the instance: it is immutable, and every verification makes its own
-/// OpenSSL context, so any number of threads may use it at once.
+/// key id and share the instance: it is immutable, and every verification works on its own
+/// copy of a prepared OpenSSL context, so any number of threads may use it at once.
 public final class PublicKey: @unchecked Sendable {
-    // @unchecked: owns an `EVP_PKEY` that is never modified after init. OpenSSL 3 allows
-    // concurrent verification with one key as long as each thread has its own EVP_MD_CTX,
-    // which `verify` creates per call.
+    // @unchecked: owns an `EVP_PKEY` and prepared contexts that are never modified after
+    // init. OpenSSL 3 allows concurrent verification with one key as long as each thread has
+    // its own EVP_MD_CTX, which `verify` copies per call from the prepared ones.
 
     let key: OpaquePointer
+    let contexts: VerificationContexts
     /// The key type and size.
     public let kind: KeyKind
 
@@ -40,9 +41,12 @@ public final class PublicKey: @unchecked Sendable {
     init(owning key: OpaquePointer) throws(CryptoError) {
         self.kind = try KeyImport.checkedKind(of: key)
         self.key = key
+        self.contexts = VerificationContexts(key: key, kind: kind)
     }
 
     deinit {
+        // The prepared contexts hold their own references to the key, so dropping ours first
+        // is safe; they are freed when `contexts` goes.
         EVP_PKEY_free(key)
     }
 

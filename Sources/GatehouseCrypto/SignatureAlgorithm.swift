@@ -36,6 +36,20 @@ public enum SignatureAlgorithm: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The position in `allCases`, for per-algorithm tables.
+    var ordinal: Int {
+        switch self {
+        case .rs256: 0
+        case .rs384: 1
+        case .rs512: 2
+        case .ps256: 3
+        case .ps384: 4
+        case .ps512: 5
+        case .es256: 6
+        case .es384: 7
+        }
+    }
+
     var digest: FetchedDigest {
         switch self {
         case .rs256, .ps256, .es256: .sha256

@@ -18,10 +18,14 @@ let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, metho
         slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         daemon.requestStarted()
         if let length = exchange.declaredLength, length > daemon.configuration.maxBodyBytes {
-            // Answering before the body is read makes libmicrohttpd close the connection
-            // afterwards, which is what an oversized upload deserves.
             exchange.rejectedForSize = true
-            return exchange.queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
+            // A modest overshoot is read and dropped so the client, which may already be
+            // sending, gets the 413 intact. A huge one, or one whose client waits for
+            // `100 Continue` before sending, is answered at once (which also makes
+            // libmicrohttpd close the connection).
+            if length > daemon.configuration.maxBodyBytes * 16 || exchange.expectsContinue {
+                return exchange.queue(.error(413, "payload_too_large", "the request body exceeds the limit"))
+            }
         }
         return .YES
     }

@@ -20,6 +20,8 @@ final class Exchange: @unchecked Sendable {
     private var status = 0
     /// The declared `Content-Length`, if any.
     let declaredLength: Int?
+    /// The client waits for `100 Continue` before sending its body.
+    var expectsContinue: Bool { headers["expect"]?.lowercased() == "100-continue" }
     /// Set once a 413 is decided, so later body chunks are dropped.
     var rejectedForSize = false
     private var discarded = 0

@@ -46,22 +46,29 @@ public struct JWS: Sendable {
         return kid
     }
 
-    /// The positions of the two dots, after the length check, scanning the UTF-8 directly.
+    /// The positions of the two dots, after the length check. Scans the contiguous UTF-8
+    /// storage as a plain buffer, which is several times cheaper than stepping String indices.
     private static func dots(in token: String, maximumLength: Int) throws(JOSEError) -> (String.Index, String.Index) {
         let utf8 = token.utf8
         guard utf8.count <= maximumLength else { throw .malformed("the token is longer than \(maximumLength) bytes") }
-        var first: String.Index?
-        var second: String.Index?
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            if utf8[index] == UInt8(ascii: ".") {
-                guard second == nil else { throw .malformed("a compact JWS has exactly three parts") }
-                if first == nil { first = index } else { second = index }
+        let offsets = utf8.withContiguousStorageIfAvailable { bytes -> (Int, Int)? in
+            var first: Int?
+            var second: Int?
+            for offset in bytes.indices where bytes[offset] == UInt8(ascii: ".") {
+                guard second == nil else { return nil }
+                if first == nil { first = offset } else { second = offset }
             }
-            utf8.formIndex(after: &index)
-        }
-        guard let first, let second else { throw .malformed("a compact JWS has exactly three parts") }
-        return (first, second)
+            guard let first, let second else { return nil }
+            return (first, second)
+        } ?? Self.dotOffsets(in: Array(utf8))
+        guard let (first, second) = offsets else { throw .malformed("a compact JWS has exactly three parts") }
+        return (utf8.index(utf8.startIndex, offsetBy: first), utf8.index(utf8.startIndex, offsetBy: second))
+    }
+
+    /// The slow path for the rare strings not stored as contiguous UTF-8.
+    private static func dotOffsets(in bytes: [UInt8]) -> (Int, Int)? {
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        return dots.count == 2 ? (dots[0], dots[1]) : nil
     }
 
     private static func decode(_ part: Substring.UTF8View, part name: String) throws(JOSEError) -> [UInt8] {

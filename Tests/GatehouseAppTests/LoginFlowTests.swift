@@ -238,8 +238,17 @@ struct LoginFlowTests {
         let extensionPage = try await bench.get(
             bench.startURL("mock2", opts: #"{"state":"e","state_type":"client"}"#, origin: nil),
             headers: [HTTPHeader(name: "Origin", value: "chrome-extension://abcdefghijklmnop")])
-        // An extension origin must still be whitelisted; this app's is not.
+        // An extension origin must still be whitelisted; this app's is not, yet.
         #expect(extensionPage.status == 400)
+        let patched = try await bench.gateway.send(
+            "PATCH", "/api/admin/apps/\(bench.key)", body: #"{"domains":["localhost","chrome-extension://abcdefghijklmnop"]}"#)
+        #expect(patched.status == 200)
+        let start = try await bench.get(
+            bench.startURL("mock2", opts: #"{"state":"e","state_type":"client"}"#, origin: nil),
+            headers: [HTTPHeader(name: "Origin", value: "chrome-extension://abcdefghijklmnop")])
+        let callback = try #require(try await bench.get(start.header("location") ?? "").header("location"))
+        let html = String(decoding: try await bench.get(callback).body, as: UTF8.self)
+        #expect(html.contains(#"chrome.runtime.sendMessage("abcdefghijklmnop", {data: msg});"#))
         try await bench.stop()
     }
 

@@ -105,4 +105,37 @@ struct SignatureTests {
         #expect(!key.publicKey.verify(signature: pss, message: message, algorithm: .rs256))
         #expect(throws: CryptoError.unsupportedAlgorithm("")) { try key.sign(message: message, algorithm: .es256) }
     }
+
+    @Test("one key verifies from many tasks at once")
+    func concurrentVerification() async throws {
+        let tool = try OpenSSLTool()
+        let rsa = try PrivateKey(pem: try tool.makeRSAKey("rsa.pem"))
+        let ec = try PrivateKey(pem: try tool.makeP256Key("ec.pem"))
+        let message = self.message
+        let cases: [(PublicKey, SignatureAlgorithm, [UInt8])] = try [
+            (rsa.publicKey, .rs256, rsa.sign(message: message, algorithm: .rs256)),
+            (rsa.publicKey, .ps384, rsa.sign(message: message, algorithm: .ps384)),
+            (ec.publicKey, .es256, ec.sign(message: message, algorithm: .es256)),
+        ]
+        let results = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var correct = 0
+                    for round in 0..<150 {
+                        let (key, algorithm, signature) = cases[(task + round) % cases.count]
+                        var damaged = signature
+                        damaged[round % signature.count] ^= 0x10
+                        if key.verify(signature: signature, message: message, algorithm: algorithm),
+                            !key.verify(signature: damaged, message: message, algorithm: algorithm)
+                        {
+                            correct += 1
+                        }
+                    }
+                    return correct
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(results == 8 * 150)
+    }
 }

@@ -119,8 +119,14 @@ struct HTTPServerTests {
     @Test("bodies over the limit get 413, declared or chunked")
     func bodyLimit() async throws {
         try await withServer { server in
-            let declared = try await request(port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
-            #expect(declared.status == 413)
+            let waiting = try await request(
+                port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n")
+            #expect(waiting.status == 413, "a client waiting for 100 Continue is refused before it sends")
+            let huge = try await request(port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
+            #expect(huge.status == 413)
+            let sent = try await request(
+                port: server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "z", count: 100_000))
+            #expect(sent.status == 413, "a modest overshoot already on the wire is drained, then refused")
             let port = server.port
             let (chunked, after) = try await offPool {
                 let connection = try RawHTTPConnection(port: port)

@@ -2,6 +2,7 @@ internal import GatehouseCore
 internal import GatehouseCrypto
 internal import HTTPClient
 internal import HTTPServer
+internal import JOSE
 internal import ProviderEngine
 
 extension LoginService {
@@ -69,6 +70,14 @@ extension LoginService {
                 return failure(fields["error_description"] ?? Self.standardErrorText(fields["error"]), .object(data))
             }
             guard let code = fields["code"] else { return failure("unable to find authorize code") }
+            let isApple = AppleSignIn.isApple(definition)
+            if isApple {
+                do throws(AppleError) {
+                    parameters = try await apple.prepared(parameters, definition: definition)
+                } catch {
+                    return failure(error.reason)
+                }
+            }
             var flow = ["code": code, "state": stateID, "callback": callback]
             if let verifier = state.codeVerifier { flow["code_verifier"] = verifier }
             for name in oauth2.authorize.extra { if let value = fields[name] { flow[name] = value } }
@@ -80,7 +89,17 @@ extension LoginService {
             case .success(let fields): result = fields
             }
             for name in oauth2.authorize.extra { if let value = flow[name] { result[name] = .string(value) } }
-            if let openid = definition.openid, let idToken = result["id_token"]?.stringValue {
+            if isApple, let idToken = result["id_token"]?.stringValue {
+                do throws(AppleError) {
+                    let claims = try await apple.verify(
+                        idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: state.nonce,
+                        authorizationCode: nil)
+                    let name = await rememberName(PersonName(appleUser: fields["user"]), appKey: state.appKey, subject: claims.sub ?? "")
+                    result["user"] = AppleSignIn.profile(claims, name: name)
+                } catch {
+                    return failure(error.reason)
+                }
+            } else if let openid = definition.openid, let idToken = result["id_token"]?.stringValue {
                 let audience = parameters["client_id"]?.stringValue ?? ""
                 if let problem = await verifier.verify(idToken, openid: openid, audience: audience, nonce: state.nonce) {
                     return failure("The id_token is not valid: \(problem)")
@@ -89,6 +108,18 @@ extension LoginService {
             result["request"] = Self.requestDescription(oauth2.request, parameters: oauth2.parameters, keyset: parameters)
         }
         return await deliverable(result, state: state)
+    }
+
+    /// The first-login name for an Apple subject: the stored one if any, else `fresh`, which is
+    /// then stored. Apple sends the name once; losing it would lose it for good.
+    func rememberName(_ fresh: PersonName?, appKey: String, subject: String) async -> PersonName? {
+        let id = "apple-name:\(appKey):\(subject)"
+        if let stored = try? await context.store.record(id), let name = try? JSONCoding.decode(PersonName.self, from: stored) {
+            return name
+        }
+        guard let fresh, !subject.isEmpty, let bytes = try? JSONCoding.encode(fresh) else { return fresh }
+        _ = try? await context.store.putRecord(id, value: bytes, ttlSeconds: 10 * 365 * 86_400)
+        return fresh
     }
 
     /// What the browser gets: in client mode the credentials (without the refresh token);

@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import GatehouseCrypto
 internal import HTTPClient
 internal import HTTPServer
 internal import ProviderEngine
@@ -64,7 +65,27 @@ extension LoginService {
             return JSend.error(error.status, error.reason)
         }
         guard let keyset else { return JSend.error(400, "The app has no keyset for \(provider)") }
-        let templates = TemplateContext(keyset: keyset.parameters, parameters: oauth2.parameters, flow: ["refresh_token": token])
+        var parameters = keyset.parameters
+        var appleCheck: String?
+        if AppleSignIn.isApple(definition) {
+            // Apple throttles refresh-token checks done more than once a day (apple.md §5):
+            // answer from the last check while it is less than a day old.
+            let id = "apple-refresh:" + AppleSignIn.hex(Digest.sha256(Array(token.utf8)))
+            if let cached = try? await context.store.record(id), let body = try? JSONCoding.decode(JSONValue.self, from: cached) {
+                return .json(body)
+            }
+            appleCheck = id
+            let requested = fields["client_id"]
+            if let requested, !AppleSignIn.audiences(parameters).contains(requested) {
+                return JSend.fail(400, field: "client_id", "not one of the app's client ids")
+            }
+            do throws(AppleError) {
+                parameters = try await apple.prepared(parameters, definition: definition, clientID: requested)
+            } catch {
+                return JSend.error(error.status, error.reason)
+            }
+        }
+        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["refresh_token": token])
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
         let outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
         switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: []) {
@@ -74,7 +95,50 @@ extension LoginService {
             result["id_token"] = nil
             result["scope"] = nil
             if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
+            if let appleCheck, let bytes = try? JSONCoding.encode(JSONValue.object(result)) {
+                _ = try? await context.store.putRecord(appleCheck, value: bytes, ttlSeconds: 86_400)
+            }
             return .json(JSONValue.object(result))
+        }
+    }
+
+    /// `POST /auth/revoke/:provider` (interface.md §3): revokes a token upstream where the
+    /// provider supports it. Apple answers 200 even for junk tokens, so a 200 here means only
+    /// that Apple accepted the request.
+    func revoke(_ request: HTTPRequest) async -> HTTPResponse {
+        let provider = request.parameter("provider").lowercased()
+        let fields = RequestFields(request)
+        guard let key = fields["key"], let secret = fields["secret"], await authenticated(key: key, secret: secret) else {
+            return .error(401, "invalid_client", "invalid credentials")
+        }
+        guard let token = fields["token"], token.utf8.count <= 4096 else { return .error(400, "invalid_request", "token is required") }
+        guard let definition = context.providers.definition(provider) else { return .error(404, "not_found", "unknown provider '\(provider)'") }
+        guard let oauth2 = definition.normalisedOAuth2, let endpoint = oauth2.revoke else {
+            return .error(400, "unsupported_provider", "\(provider) has no revocation endpoint")
+        }
+        guard var parameters = (try? await context.registry.keyset(appKey: key, provider: provider))??.parameters else {
+            return .error(400, "invalid_request", "the app has no keyset for \(provider)")
+        }
+        if AppleSignIn.isApple(definition) {
+            do throws(AppleError) {
+                parameters = try await apple.prepared(parameters, definition: definition, clientID: fields["client_id"])
+            } catch {
+                return .error(error.status, "invalid_request", error.reason)
+            }
+        }
+        var flow = ["token": token]
+        if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
+        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
+        let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
+        do {
+            let response = try await outbound.execute(EndpointRequest.make(endpoint, context: templates, extraHeaders: headers))
+            guard (200..<300).contains(response.status) else {
+                let data = TokenResponse.errorData(TokenResponse.fields(of: response, format: endpoint.format))
+                return .error(502, "upstream_error", "the provider refused the revocation (\(data["error"]?.stringValue ?? "HTTP \(response.status)"))")
+            }
+            return .json(JSONValue.object(["revoked": true, "provider": .string(provider)]))
+        } catch {
+            return .error(504, "upstream_unreachable", "the provider did not answer")
         }
     }
 

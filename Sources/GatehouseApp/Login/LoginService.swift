@@ -10,6 +10,7 @@ struct LoginService: Sendable {
     let context: GatewayContext
     let outbound: HTTPClient
     let verifier: IDTokenVerifier
+    let apple: AppleSignIn
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 

@@ -1,0 +1,133 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import JOSE
+internal import ProviderEngine
+
+/// Sign in with Apple on top of the generic flows: the minted client_secret, Apple's
+/// identity-token rules (apple.md §2) and the first-login name.
+struct AppleSignIn: Sendable {
+    let secrets = AppleClientSecret()
+    let keys: JWKSCache
+
+    /// Apple's clock leeway: issuers and devices drift; 60 s is the common, tested choice.
+    static let leeway: Int64 = 60
+
+    static func isApple(_ definition: ProviderDefinition) -> Bool {
+        definition.native?["kind"]?.stringValue == "apple"
+    }
+
+    /// Every audience the app accepts: its bundle ids (`client_ids`), its Services ID and the
+    /// keyset's `client_id`.
+    static func audiences(_ keyset: [String: JSONValue]) -> [String] {
+        var result: [String] = []
+        func add(_ value: JSONValue?) {
+            switch value {
+            case .string(let text)?:
+                result += text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+            case .array(let items)?:
+                result += items.compactMap(\.stringValue)
+            default: break
+            }
+        }
+        add(keyset["client_ids"])
+        add(keyset["services_id"])
+        add(keyset["client_id"])
+        var seen: Set<String> = []
+        return result.filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+
+    /// The keyset with `client_id` set to `clientID` and a fresh `client_secret` for it.
+    func prepared(_ keyset: [String: JSONValue], definition: ProviderDefinition, clientID: String? = nil) async throws(AppleError)
+        -> [String: JSONValue]
+    {
+        var parameters = keyset
+        let client = clientID ?? keyset["services_id"]?.stringValue ?? keyset["client_id"]?.stringValue ?? ""
+        parameters["client_id"] = .string(client)
+        guard let team = keyset["team_id"]?.stringValue, let keyID = keyset["key_id"]?.stringValue,
+            let pem = keyset["private_key"]?.stringValue
+        else {
+            if keyset["client_secret"] != nil { return parameters }
+            throw .configuration("the apple keyset needs team_id, key_id and private_key")
+        }
+        let audience = definition.openid?.issuer ?? "https://appleid.apple.com"
+        let identity = AppleClientSecret.Identity(teamID: team, keyID: keyID, clientID: client, audience: audience)
+        parameters["client_secret"] = .string(try await secrets.secret(for: identity, privateKeyPEM: pem))
+        return parameters
+    }
+
+    /// Verifies an identity token: RS256 only, Apple's issuer, an allowed audience, times with
+    /// leeway, the nonce (raw, or the SHA-256 hex the iOS convention sends), and `c_hash`
+    /// against the authorization code when both are present.
+    func verify(
+        _ token: String, definition: ProviderDefinition, audiences: [String], nonce: String?, authorizationCode: String?
+    ) async throws(AppleError) -> JWTClaims {
+        guard let openid = definition.openid else { throw .configuration("the apple definition has no openid block") }
+        guard !audiences.isEmpty else { throw .configuration("the apple keyset names no client_id, services_id or client_ids") }
+        let verifier = JWTVerifier(issuer: openid.issuer, audiences: audiences, algorithms: [.rs256], leeway: Self.leeway)
+        let claims: JWTClaims
+        do throws(JOSEError) {
+            claims = try await verifier.verify(token, using: keys, url: openid.jwksURI)
+        } catch {
+            throw .invalidToken(error.reason)
+        }
+        guard let subject = claims.sub, !subject.isEmpty else { throw .invalidToken("no subject") }
+        if let expected = nonce {
+            guard let actual = claims.nonce else { throw .invalidToken("the nonce is missing") }
+            let hashed = Self.hex(Digest.sha256(Array(expected.utf8)))
+            guard ConstantTime.equals(actual, expected) || ConstantTime.equals(actual, hashed) else {
+                throw .invalidToken("the nonce does not match")
+            }
+        }
+        if let code = authorizationCode, let cHash = claims.raw["c_hash"]?.stringValue {
+            let expected = Base64URL.encode(Digest.sha256(Array(code.utf8)).prefix(16))
+            guard ConstantTime.equals(cHash, expected) else { throw .invalidToken("c_hash does not match the authorization code") }
+        }
+        return claims
+    }
+
+    /// The unified profile from verified claims plus the first-login name. The email comes
+    /// only from the signed token: the `user` JSON is unsigned (apple.md §4).
+    static func profile(_ claims: JWTClaims, name: PersonName?) -> JSONValue {
+        var profile: [String: JSONValue] = ["id": .string(claims.sub ?? "")]
+        if let email = claims.email, !email.isEmpty {
+            profile["email"] = .string(email)
+            profile["email_verified"] = .bool(claims.flag("email_verified") ?? false)
+        }
+        if let name {
+            if let first = name.first { profile["firstname"] = .string(first) }
+            if let last = name.last { profile["lastname"] = .string(last) }
+            let full = [name.first, name.last].compactMap { $0 }.joined(separator: " ")
+            if !full.isEmpty { profile["name"] = .string(full) }
+        }
+        profile["raw"] = claims.raw
+        return .object(profile)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+    }
+}
+
+/// A first-login name, as Apple's `user` JSON (`{"name":{"firstName","lastName"}}`) or the
+/// app's `given_name`/`family_name` carry it. Empty parts are dropped, never stored.
+struct PersonName: Codable, Sendable, Equatable {
+    var first: String?
+    var last: String?
+
+    init?(first: String?, last: String?) {
+        let cleanFirst = first.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
+        let cleanLast = last.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
+        guard cleanFirst != nil || cleanLast != nil else { return nil }
+        self.first = cleanFirst
+        self.last = cleanLast
+    }
+
+    /// Reads Apple's `user` JSON string; nil if it carries no name.
+    init?(appleUser text: String?) {
+        guard let text, text.utf8.count <= 4096, let object = try? JSONCoding.decode(JSONValue.self, from: Array(text.utf8)),
+            let name = object["name"]
+        else { return nil }
+        self.init(first: name["firstName"]?.stringValue, last: name["lastName"]?.stringValue)
+    }
+}

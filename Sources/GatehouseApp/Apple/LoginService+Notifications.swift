@@ -1,0 +1,87 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPClient
+internal import HTTPServer
+internal import JOSE
+internal import ProviderEngine
+
+extension LoginService {
+    /// `POST /auth/apple/notifications`: Apple's server-to-server events (apple.md §1). The
+    /// body is unauthenticated, so the JWS is verified against Apple's keys and routed by its
+    /// audience to the apps that accept it. Each event is recorded once by `jti` (Apple may
+    /// deliver twice) and forwarded to the app's `notification_url` keyset parameter.
+    func appleNotification(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let body = try? JSONCoding.decode(JSONValue.self, from: request.body), let payload = body["payload"]?.stringValue else {
+            return .error(400, "invalid_request", "expected a JSON body with a payload")
+        }
+        guard let definition = context.providers.definition("apple"), let openid = definition.openid else {
+            return .error(404, "not_found", "apple is not configured")
+        }
+        let subscribers = await appleSubscribers()
+        let verifier = JWTVerifier(
+            issuer: openid.issuer, audiences: Array(Set(subscribers.flatMap(\.audiences))), algorithms: [.rs256], leeway: AppleSignIn.leeway)
+        let claims: JWTClaims
+        do throws(JOSEError) {
+            claims = try await verifier.verify(payload, using: apple.keys, url: openid.jwksURI)
+        } catch {
+            context.logger.notice("Apple notification refused", ["request.id": request.requestID, "error": error.reason])
+            return .error(400, "invalid_token", "the notification is not valid: \(error.reason)")
+        }
+        // `events` is a JSON document inside a string claim; parse it a second time.
+        guard let eventsText = claims.raw["events"]?.stringValue,
+            let events = try? JSONCoding.decode(JSONValue.self, from: Array(eventsText.utf8)), let type = events["type"]?.stringValue
+        else { return .error(400, "invalid_request", "the notification has no events") }
+        let jti = claims.raw["jti"]?.stringValue ?? AppleSignIn.hex(Array(payload.utf8.suffix(32)))
+        let event = JSONValue.object([
+            "provider": "apple", "type": .string(type), "sub": events["sub"] ?? .null, "event_time": events["event_time"] ?? .null,
+            "email": events["email"] ?? .null, "is_private_email": events["is_private_email"].map { .bool($0 == true || $0 == "true") } ?? .null,
+            "jti": .string(jti), "aud": .string(claims.aud.first ?? ""),
+        ])
+        guard let record = try? JSONCoding.encode(event) else { return .error(500, "server_error", "internal error") }
+        let fresh = (try? await context.store.putRecord("apple-event:" + jti, value: record, ttlSeconds: 30 * 86_400)) ?? false
+        guard fresh else { return .json(JSONValue.object(["status": "duplicate"])) }
+        let subject = events["sub"]?.stringValue ?? ""
+        for subscriber in subscribers where claims.aud.contains(where: subscriber.audiences.contains) {
+            if type == "consent-revoked" || type == "account-delete" || type == "account-deleted" {
+                _ = try? await context.store.takeRecord("apple-name:\(subscriber.appKey):\(subject)")
+            }
+            if let url = subscriber.notificationURL { forward(event, to: url, appKey: subscriber.appKey) }
+        }
+        context.logger.info("Apple notification", ["apple.event": type, "request.id": request.requestID])
+        return .json(JSONValue.object(["status": "accepted"]))
+    }
+
+    private struct AppleSubscriber: Sendable {
+        var appKey: String
+        var audiences: [String]
+        var notificationURL: String?
+    }
+
+    private func appleSubscribers() async -> [AppleSubscriber] {
+        var result: [AppleSubscriber] = []
+        for app in (try? await context.registry.apps()) ?? [] {
+            guard let keyset = try? await context.registry.keyset(appKey: app.key, provider: "apple") else { continue }
+            let url = keyset.parameters["notification_url"]?.stringValue.flatMap { text in WebURL(text) == nil ? nil : text }
+            result.append(AppleSubscriber(appKey: app.key, audiences: AppleSignIn.audiences(keyset.parameters), notificationURL: url))
+        }
+        return result
+    }
+
+    /// Delivers an event to the app in the background: three attempts, one, four and sixteen
+    /// seconds apart, so a briefly unavailable app backend still hears about it.
+    private func forward(_ event: JSONValue, to url: String, appKey: String) {
+        let outbound = self.outbound
+        let logger = context.logger
+        Task {
+            guard let body = try? JSONCoding.encode(event) else { return }
+            for attempt in 0..<3 {
+                if attempt > 0 { try? await Task.sleep(for: .seconds(1 << (2 * (attempt - 1)))) }
+                let request = HTTPClientRequest(
+                    method: "POST", url: url, headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: body,
+                    timeout: .seconds(10))
+                if let response = try? await outbound.execute(request), (200..<300).contains(response.status) { return }
+            }
+            logger.warning("Apple notification not delivered", ["app.key": appKey])
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+@testable import GatehouseApp
+import GatehouseCore
+import GatehouseTestSupport
+import Testing
+
+/// The RFC 7515 A.3 P-256 key as a PKCS#8 PEM, the form of Apple's .p8 files (apple.md §6).
+let rfc7515P8 = """
+    -----BEGIN PRIVATE KEY-----
+    MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjpsQnnGQmL+YBIff
+    H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
+    7xO6z248e9FURcfxRM0bvZt+hyzf7bnuufSzaV1uqQskrYpGIyiFiOWt
+    -----END PRIVATE KEY-----
+    """
+
+@Suite("Apple client secret")
+struct AppleClientSecretTests {
+    let identity = AppleClientSecret.Identity(
+        teamID: "TEAM123456", keyID: "KEY1234567", clientID: "com.example.web", audience: "https://appleid.apple.com")
+
+    @Test("the client_secret has Apple's header and claims, and is cached")
+    func shape() async throws {
+        let minter = AppleClientSecret()
+        let secret = try await minter.secret(for: identity, privateKeyPEM: rfc7515P8)
+        let parts = secret.split(separator: ".").map(String.init)
+        #expect(parts.count == 3)
+        let header = try JSONCoding.decode(JSONValue.self, from: try #require(Base64URL.decode(parts[0])))
+        #expect(header == ["alg": "ES256", "kid": "KEY1234567"])
+        let claims = try JSONCoding.decode(JSONValue.self, from: try #require(Base64URL.decode(parts[1])))
+        #expect(claims["iss"] == "TEAM123456" && claims["sub"] == "com.example.web" && claims["aud"] == "https://appleid.apple.com")
+        guard case .number(let iat)? = claims["iat"], case .number(let exp)? = claims["exp"] else {
+            Issue.record("no times")
+            return
+        }
+        #expect(exp - iat <= 15_777_000, "within Apple's six months")
+        #expect(iat <= Double(Timestamp.now()))
+        #expect(try Base64URL.decode(parts[2])?.count == 64, "raw r‖s, not DER")
+        #expect(try await minter.secret(for: identity, privateKeyPEM: rfc7515P8) == secret, "cached")
+        let escaped = rfc7515P8.replacingOccurrences(of: "\n", with: "\\n")
+        #expect(try await AppleClientSecret().secret(for: identity, privateKeyPEM: escaped).split(separator: ".").count == 3)
+    }
+
+    @Test("openssl dgst -verify accepts the client_secret's signature")
+    func opensslVerifies() async throws {
+        let secret = try await AppleClientSecret().secret(for: identity, privateKeyPEM: rfc7515P8)
+        let parts = secret.split(separator: ".").map(String.init)
+        let raw = try #require(Base64URL.decode(parts[2]))
+        let directory = TemporaryDirectory.make()
+        try rfc7515P8.write(toFile: directory + "/key.p8", atomically: true, encoding: .utf8)
+        try Data((parts[0] + "." + parts[1]).utf8).write(to: URL(fileURLWithPath: directory + "/input"))
+        try Data(Self.der(r: Array(raw[0..<32]), s: Array(raw[32..<64]))).write(to: URL(fileURLWithPath: directory + "/signature.der"))
+        #expect(try Self.openssl(["pkey", "-in", directory + "/key.p8", "-pubout", "-out", directory + "/public.pem"]) == 0)
+        let status = try Self.openssl([
+            "dgst", "-sha256", "-verify", directory + "/public.pem", "-signature", directory + "/signature.der", directory + "/input",
+        ])
+        #expect(status == 0, "Verified OK")
+    }
+
+    @Test("a key that is not a .p8 is a clear configuration error")
+    func badKey() async {
+        await #expect(throws: AppleError.self) { try await AppleClientSecret().secret(for: identity, privateKeyPEM: "not a key") }
+    }
+
+    @Test("audiences come from client_ids, services_id and client_id")
+    func audiences() {
+        #expect(
+            AppleSignIn.audiences(["client_ids": ["com.example.app", "com.example.watch"], "services_id": "com.example.web", "client_id": "com.example.web"])
+                == ["com.example.app", "com.example.watch", "com.example.web"])
+        #expect(AppleSignIn.audiences(["client_ids": "a,b c"]) == ["a", "b", "c"])
+    }
+
+    @Test("the first-login name comes from Apple's user JSON or the app's fields, never empty")
+    func names() {
+        #expect(PersonName(appleUser: #"{"name":{"firstName":"Ada","lastName":"Lovelace"},"email":"spoof@evil"}"#) == PersonName(first: "Ada", last: "Lovelace"))
+        #expect(PersonName(appleUser: #"{"name":{"firstName":"","lastName":""}}"#) == nil)
+        #expect(PersonName(appleUser: "not json") == nil)
+        #expect(PersonName(first: "", last: nil) == nil)
+    }
+
+    static func openssl(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// DER `SEQUENCE { INTEGER r, INTEGER s }`, the form openssl verifies.
+    static func der(r: [UInt8], s: [UInt8]) -> [UInt8] {
+        func integer(_ bytes: [UInt8]) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty { value = [0] }
+            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(r) + integer(s)
+        return [0x30, UInt8(body.count)] + body
+    }
+}
