@@ -48,6 +48,7 @@ public actor JWKSCache {
     private let logger: Logger
     private var entries: [String: Entry] = [:]
     private var lastAttempt: [String: Int64] = [:]
+    private var lastMissRefetch: [String: Int64] = [:]
     private var lastFailure: [String: Int64] = [:]
     private var inFlight: [String: Task<KeySet, any Error>] = [:]
 
@@ -74,8 +75,18 @@ public actor JWKSCache {
                 let fresh = current - entry.fetchedAt < configuration.timeToLive
                 let known = kid.map(entry.keys.contains(kid:)) ?? true
                 if fresh && known { return entry.keys }
-                if let last = lastAttempt[url], current - last < configuration.minimumRefetchInterval {
-                    logger.debug("JWKS refetch skipped: rate limited", ["jwks.url": url])
+                if fresh {
+                    // Only refetches prompted by an unknown kid are rate limited, and the clock
+                    // starts at the last such refetch: a rotation right after the first load is
+                    // still picked up at once, while a flood of bogus kids costs one fetch a minute.
+                    if let last = lastMissRefetch[url], current - last < configuration.minimumRefetchInterval {
+                        logger.debug("JWKS refetch skipped: rate limited", ["jwks.url": url])
+                        return entry.keys
+                    }
+                    lastMissRefetch[url] = current
+                } else if let failed = lastFailure[url], current - failed < configuration.minimumRefetchInterval {
+                    // Expired, and the provider failed within the last minute: serve the stale
+                    // set rather than sending every request to a provider that is down.
                     return entry.keys
                 }
             } else if let failed = lastFailure[url], current - failed < configuration.failureRetryInterval {

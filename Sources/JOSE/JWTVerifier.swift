@@ -13,6 +13,9 @@ public struct JWTVerifier: Sendable {
     public var algorithms: Set<SignatureAlgorithm>
     /// Seconds of clock skew tolerated for `exp`, `nbf` and `iat`.
     public var leeway: Int64
+    /// Identity tokens name a user in `sub`; event tokens (Apple's notifications) carry the
+    /// user elsewhere and have none.
+    public var requiresSubject = true
     /// The longest token accepted, in bytes.
     public var maximumTokenLength: Int
     private let now: @Sendable () -> Int64
@@ -88,7 +91,7 @@ public struct JWTVerifier: Sendable {
         guard claims.aud.contains(where: audiences.contains) else {
             throw .claimMismatch("aud", "the token is not meant for any of \(audiences.sorted().joined(separator: ", "))")
         }
-        guard let sub = claims.sub, !sub.isEmpty else { throw .claimMismatch("sub", "the token has no subject") }
+        if requiresSubject, (claims.sub ?? "").isEmpty { throw .claimMismatch("sub", "the token has no subject") }
         let current = now()
         guard let exp = claims.exp else { throw .claimMismatch("exp", "the token has no exp") }
         guard exp > current - leeway else { throw .expired("the token expired \(current - exp) s ago") }

@@ -465,6 +465,7 @@ class AppleServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         self.state = state
         self.verbose = verbose
+        self.quiet = False   # True: no invalid_client reasons on stderr (the selftest provokes dozens)
         super().__init__(address, AppleHandler)
 
 
@@ -718,8 +719,9 @@ class AppleHandler(BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.stats["invalid_client"] += 1
             self.state.last_invalid_client = reason
-        sys.stderr.write("mock_apple: invalid_client: %s\n" % reason)
-        sys.stderr.flush()
+        if not self.server.quiet:
+            sys.stderr.write("mock_apple: invalid_client: %s\n" % reason)
+            sys.stderr.flush()
         return self.oauth_error("invalid_client")
 
     def authenticate_client(self, params):
@@ -1318,7 +1320,8 @@ class SelfTest:
         # OpenID Connect Core 1.0 appendix A.4 (response_type "code id_token").
         self.check("c_hash known answer (OIDC Core A.4)",
                    left_hash("Qcb0Orv1zh30vL1MPRsbm-diHiMwcLyZvn1arpZv-Jxf_11jnpEX3Tgfvk") == "LDktKdoQak3Pk0cnXxCltA")
-        self.check("at_hash known answer (OIDC Core A.3)", left_hash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y") == "77QmUPtjPfzWtF2AnpK9RQ")
+        self.check("at_hash known answer (OIDC Core A.3)",
+                   left_hash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y") == "77QmUPtjPfzWtF2AnpK9RQ")
         for key in RSA_KEYS:
             self.check("RSA key %s is 2048 bits and consistent" % key.kid, key.n.bit_length() == 2048
                        and pow(pow(0x1234567, RSA_E, key.n), key.d, key.n) == 0x1234567)
@@ -1694,6 +1697,7 @@ class SelfTest:
 
     def run(self):
         server = make_server("127.0.0.1", 0)
+        server.quiet = True
         self.base = server.state.base_url
         self.minter = ClientSecretMinter()
         self.web_refresh = ""

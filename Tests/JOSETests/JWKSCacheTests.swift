@@ -37,7 +37,7 @@ struct JWKSCacheTests {
         #expect(await provider.fetches == 2)
     }
 
-    @Test("unknown kids refetch at most once a minute per URL")
+    @Test("unknown kids refetch at most once a minute per URL, counted from the last such refetch")
     func unknownKidRateLimit() async throws {
         let provider = FakeProvider(document: try TestKeys.jwks([("k1", first.publicKey)]))
         let cache = makeCache(provider)
@@ -47,18 +47,20 @@ struct JWKSCacheTests {
             let keys = try await cache.keys(for: url, kid: "bogus-\(index)")
             #expect(!keys.contains(kid: "bogus-\(index)"))
         }
-        #expect(await provider.fetches == 1)
+        #expect(await provider.fetches == 2, "the first unknown kid refetches; the other 199 do not")
 
         await provider.serve(try TestKeys.jwks([("k1", first.publicKey), ("k2", second.publicKey)]))
         clock.advance(50)
+        #expect(try await !cache.keys(for: url, kid: "k2").contains(kid: "k2"), "still inside the minute")
+        clock.advance(10)
         #expect(try await cache.keys(for: url, kid: "k2").contains(kid: "k2"))
-        #expect(await provider.fetches == 2)
+        #expect(await provider.fetches == 3)
         clock.advance(1)
         _ = try await cache.keys(for: url, kid: "bogus")
         _ = try await cache.keys(for: url, kid: "k2")
-        #expect(await provider.fetches == 2)
+        #expect(await provider.fetches == 3)
         _ = try await cache.keys(for: "https://other.example/jwks", kid: "k1")
-        #expect(await provider.fetches == 3, "each URL has its own limit")
+        #expect(await provider.fetches == 4, "each URL has its own limit")
     }
 
     @Test("concurrent misses for one URL share a single fetch")
@@ -130,9 +132,13 @@ struct JWKSCacheTests {
         let rotated = try TestKeys.token(header: #"{"alg":"ES256","kid":"k2"}"#, claims: claims, key: second)
         _ = try await verifier.verify(old, using: cache, url: url)
         await provider.serve(try TestKeys.jwks([("k2", second.publicKey)]))
-        await #expect(throws: JOSEError.unknownKey("")) { try await verifier.verify(rotated, using: cache, url: url) }
-        clock.advance(60)
+        // A rotation right after the first load is picked up at once: the first unknown kid refetches.
         #expect(try await verifier.verify(rotated, using: cache, url: url).sub == "u")
         #expect(await provider.fetches == 2)
+        let bogus = try TestKeys.token(header: #"{"alg":"ES256","kid":"k3"}"#, claims: claims, key: second)
+        clock.advance(60)
+        await #expect(throws: JOSEError.unknownKey("")) { try await verifier.verify(bogus, using: cache, url: url) }
+        await #expect(throws: JOSEError.unknownKey("")) { try await verifier.verify(bogus, using: cache, url: url) }
+        #expect(await provider.fetches == 3, "exactly one refetch for the unknown kid, then an error")
     }
 }

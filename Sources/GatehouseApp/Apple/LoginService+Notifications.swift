@@ -18,8 +18,9 @@ extension LoginService {
             return .error(404, "not_found", "apple is not configured")
         }
         let subscribers = await appleSubscribers()
-        let verifier = JWTVerifier(
+        var verifier = JWTVerifier(
             issuer: openid.issuer, audiences: Array(Set(subscribers.flatMap(\.audiences))), algorithms: [.rs256], leeway: AppleSignIn.leeway)
+        verifier.requiresSubject = false
         let claims: JWTClaims
         do throws(JOSEError) {
             claims = try await verifier.verify(payload, using: apple.keys, url: openid.jwksURI)

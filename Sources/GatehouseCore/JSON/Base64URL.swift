@@ -1,8 +1,10 @@
 /// Base64url (RFC 4648 §5) without padding: the alphabet of OAuth.io keys, secrets and codes.
 public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    @usableFromInline
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Encodes bytes without `=` padding.
+    @inlinable
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
@@ -25,6 +27,7 @@ public enum Base64URL {
     /// Decodes unpadded base64url. Returns nil for any character outside the alphabet, an
     /// impossible length, or non-zero trailing bits: a lenient decoder would let two
     /// different strings stand for the same bytes.
+    @inlinable
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.utf8.count)
@@ -57,7 +60,8 @@ public enum Base64URL {
         return out
     }
 
-    private static func sextet(_ byte: UInt8) -> UInt8? {
+    @usableFromInline
+    static func sextet(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
         case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26

@@ -1,0 +1,278 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import HTTPClient
+import Testing
+
+/// Sign in with Apple against the local Apple mock: native sign-in in both modes, the web
+/// form_post flow, rejections, refresh, revoke and notifications.
+struct AppleBench {
+    let gateway: Gateway
+    let apple: MockApple
+    let key: String
+    let secret: String
+
+    static func definition(_ base: String) -> String {
+        """
+        {"name": "Apple (mock)", "url": "\(base)",
+         "oauth2": {
+           "authorize": {"url": "/auth/authorize", "query": {"client_id": "{client_id}", "response_type": "code", "response_mode": "form_post",
+                         "redirect_uri": "{{callback}}", "scope": "{scope}", "state": "{{state}}"}},
+           "access_token": "/auth/token", "refresh": "/auth/token",
+           "revoke": {"url": "/auth/revoke", "query": {"client_id": "{client_id}", "client_secret": "{client_secret}", "token": "{{token}}",
+                      "token_type_hint": "refresh_token"}},
+           "parameters": {"client_id": "string", "client_secret": "string", "services_id": "string", "client_ids": "string",
+                          "team_id": "string", "key_id": "string", "private_key": "string", "notification_url": "string",
+                          "scope": {"values": {"name": "", "email": ""}}}},
+         "openid": {"issuer": "\(base)", "jwks_uri": "\(base)/auth/keys"},
+         "native": {"kind": "apple"}}
+        """
+    }
+
+    static func start() async throws -> AppleBench {
+        let apple = try await MockApple.start()
+        let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
+        let gateway = try await Gateway.start(workspace: workspace)
+        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"ios","domains":["localhost"]}"#)
+        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
+            throw RawHTTPError("app creation failed")
+        }
+        let keyset = JSONValue.object([
+            "parameters": .object([
+                "client_id": .string(MockApple.servicesID), "services_id": .string(MockApple.servicesID),
+                "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
+                "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),
+                "scope": ["name", "email"],
+            ])
+        ])
+        let body = String(decoding: try JSONCoding.encode(keyset), as: UTF8.self)
+        let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/apple", body: body)
+        guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
+        return AppleBench(gateway: gateway, apple: apple, key: key, secret: secret)
+    }
+
+    func native(_ fields: [String: String]) async throws -> HTTPClientResponse {
+        let body = String(decoding: try JSONCoding.encode(fields), as: UTF8.self)
+        return try await gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/apple/native",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(body.utf8)))
+    }
+
+    func stop() async throws {
+        _ = try await gateway.stop()
+        apple.stop()
+    }
+}
+
+@Suite("Sign in with Apple", .serialized)
+struct AppleFlowTests {
+    @Test("native, backend mode: verify, exchange the code as the token's audience, keep the first-login name")
+    func nativeBackend() async throws {
+        let bench = try await AppleBench.start()
+        let hashedNonce = "9c1b5b7b0e6e2b0f3b1f0f2f7d6c8e4a1f6f2f1b0c7d3e5a9b8c7d6e5f4a3b2c"
+        let credential = try await bench.apple.nativeCredential(nonce: hashedNonce)
+        let refused = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken, "nonce": "wrong-raw-nonce",
+        ])
+        #expect(refused.status == 401)
+        #expect(refused.json?["error"] == "invalid_token")
+
+        let raw = "raw-nonce-value"
+        let hexNonce = try await Self.sha256Hex(raw)
+        let fresh = try await bench.apple.nativeCredential(nonce: hexNonce)
+        let answer = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "authorization_code": fresh.authorizationCode,
+            "user": fresh.user ?? "", "nonce": raw,
+        ])
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        let body = try #require(answer.json)
+        #expect(body["provider"] == "apple")
+        #expect(body["access_token"] != nil && body["refresh_token"] != nil && body["id_token"] != nil)
+        let user = try #require(body["user"])
+        #expect(user["id"] == .string(MockApple.subject))
+        #expect(user["email"] == .string(MockApple.email))
+        #expect(user["email_verified"] == true, "Apple's string \"true\" becomes a boolean")
+        #expect(user["firstname"] == "Ada" && user["lastname"] == "Lovelace" && user["name"] == "Ada Lovelace")
+        #expect(user["raw"]?["sub"] == .string(MockApple.subject))
+
+        let reused = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "authorization_code": fresh.authorizationCode,
+        ])
+        #expect(reused.status == 400, "Apple refuses a used code")
+
+        let later = try await bench.apple.nativeCredential(clientID: MockApple.watchBundleID, firstLogin: false)
+        let again = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": later.identityToken])
+        #expect(again.json?["user"]?["name"] == "Ada Lovelace", "the name from the first login is kept")
+        let wrongSecret = try await bench.native(["key": bench.key, "secret": String(repeating: "A", count: 27), "identity_token": later.identityToken])
+        #expect(wrongSecret.status == 401)
+        try await bench.stop()
+    }
+
+    @Test("native, app mode: a one-time code redeemed by the backend")
+    func nativeAppMode() async throws {
+        let bench = try await AppleBench.start()
+        let credential = try await bench.apple.nativeCredential()
+        let answer = try await bench.native([
+            "k": bench.key, "state": "app-state", "identity_token": credential.identityToken,
+            "authorization_code": credential.authorizationCode, "user": credential.user ?? "",
+        ])
+        #expect(answer.status == 200)
+        #expect(answer.json?["status"] == "success" && answer.json?["state"] == "app-state" && answer.json?["provider"] == "apple")
+        let code = try #require(answer.json?["data"]?["code"]?.stringValue)
+        let form = "code=\(code)&key=\(bench.key)&secret=\(bench.secret)"
+        let redeemed = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/access_token",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
+        #expect(redeemed.json?["refresh_token"] != nil)
+        #expect(redeemed.json?["user"]?["firstname"] == "Ada")
+        #expect(redeemed.json?["state"] == "app-state")
+        try await bench.stop()
+    }
+
+    @Test("rejected identity tokens, each with a clear error")
+    func rejections() async throws {
+        let bench = try await AppleBench.start()
+        let now = Int(Date().timeIntervalSince1970)
+        let cases: [(String, String?, String)] = [
+            (#"{"aud":"com.other.app"}"#, nil, "current"),
+            (#"{"iss":"https://appleid.apple.com.evil"}"#, nil, "current"),
+            (#"{"exp":\#(now - 3600),"iat":\#(now - 7200)}"#, nil, "current"),
+            (#"{"iat":\#(now + 600),"exp":\#(now + 4000)}"#, nil, "current"),
+            (#"{"nonce":"someone-elses"}"#, nil, "current"),
+            ("{}", nil, "none"),
+            ("{}", #"{"alg":"HS256"}"#, "current"),
+            ("{}", #"{"kid":"unknown-kid"}"#, "current"),
+            (#"{"sub":""}"#, nil, "current"),
+        ]
+        for (claims, header, key) in cases {
+            let token = try await bench.apple.sign(claims: claims, header: header, key: key, template: "id_token")
+            let answer = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": token, "nonce": "expected"])
+            #expect(answer.status == 401, "\(claims) \(header ?? "")")
+            #expect(answer.json?["error"] == "invalid_token")
+            #expect(answer.json?["error_description"]?.stringValue?.isEmpty == false)
+        }
+        let valid = try await bench.apple.sign(claims: "{}", template: "id_token")
+        var parts = valid.split(separator: ".").map(String.init)
+        for index in [1, 2] {
+            var characters = Array(parts[index])
+            let middle = characters.count / 2
+            characters[middle] = characters[middle] == "A" ? "B" : "A"
+            var tampered = parts
+            tampered[index] = String(characters)
+            let answer = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": tampered.joined(separator: ".")])
+            #expect(answer.status == 401)
+        }
+        parts[1] = String(repeating: "A", count: 1 << 20)
+        let huge = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: ".")])
+        #expect(huge.status == 413 || huge.status == 401)
+        try await bench.stop()
+    }
+
+    @Test("web sign-in: form_post callback, minted client_secret, name captured on first consent")
+    func web() async throws {
+        let bench = try await AppleBench.start()
+        let base = "http://127.0.0.1:\(bench.gateway.port)"
+        let start = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "GET", url: base + "/auth/apple?k=\(bench.key)&d=http%3A%2F%2Flocalhost%2F&opts=%7B%22state%22%3A%22w%22%2C%22state_type%22%3A%22client%22%7D"))
+        let authorize = try #require(start.header("location"))
+        #expect(authorize.contains("response_mode=form_post") && authorize.contains("nonce="))
+        let consent = try await bench.gateway.client.execute(HTTPClientRequest(method: "GET", url: authorize))
+        let form = try #require(LoginBench.formPost(consent))
+        #expect(form["user"] != nil)
+        let body = form.map { "\(PercentEncoding.encode($0.key))=\(PercentEncoding.encode($0.value))" }.joined(separator: "&")
+        let page = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: base + "/auth", headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")],
+            body: Array(body.utf8)))
+        let message = try LoginBench.message(page)
+        #expect(message["status"] == "success", "\(message)")
+        #expect(message["data"]?["id_token"] != nil)
+        #expect(message["data"]?["user"]?["firstname"] == "Ada")
+        #expect(message["data"]?["user"]?["email"] == .string(MockApple.email))
+        try await bench.stop()
+    }
+
+    @Test("refresh is checked with Apple at most once a day; revoke goes upstream")
+    func lifecycle() async throws {
+        let bench = try await AppleBench.start()
+        let credential = try await bench.apple.nativeCredential()
+        let signed = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken,
+            "authorization_code": credential.authorizationCode,
+        ])
+        let refreshToken = try #require(signed.json?["refresh_token"]?.stringValue)
+        let form = "token=\(PercentEncoding.encode(refreshToken))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
+        for _ in 0..<3 {
+            let refreshed = try await bench.gateway.client.execute(HTTPClientRequest(
+                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
+                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
+            #expect(refreshed.status == 200)
+            #expect(refreshed.json?["access_token"] != nil)
+        }
+        #expect(try await bench.apple.stats()["token_refresh"] == 1, "one upstream check for three calls")
+        let revokeForm = "token=\(PercentEncoding.encode(refreshToken))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
+        let revoked = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/revoke/apple",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(revokeForm.utf8)))
+        #expect(revoked.status == 200)
+        #expect(try await bench.apple.stats()["revoke"] == 1)
+        try await bench.stop()
+    }
+
+    @Test("a key rotation mid-run: one refetch picks up the new key; an unpublished key fails after exactly one refetch")
+    func keyRotation() async throws {
+        let bench = try await AppleBench.start()
+        func signIn() async throws -> Int {
+            let credential = try await bench.apple.nativeCredential()
+            return try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken]).status
+        }
+        #expect(try await signIn() == 200)
+        #expect(try await bench.apple.stats()["keys"] == 1)
+        try await bench.apple.rotate(publish: true)
+        #expect(try await signIn() == 200)
+        #expect(try await signIn() == 200)
+        #expect(try await bench.apple.stats()["keys"] == 2, "one refetch for the new kid")
+
+        let bench2 = try await AppleBench.start()
+        #expect(try await { () async throws -> Int in
+            let credential = try await bench2.apple.nativeCredential()
+            return try await bench2.native(["key": bench2.key, "secret": bench2.secret, "identity_token": credential.identityToken]).status
+        }() == 200)
+        try await bench2.apple.rotate(publish: false)
+        for _ in 0..<3 {
+            let credential = try await bench2.apple.nativeCredential()
+            let answer = try await bench2.native(["key": bench2.key, "secret": bench2.secret, "identity_token": credential.identityToken])
+            #expect(answer.status == 401)
+        }
+        #expect(try await bench2.apple.stats()["keys"] == 2, "exactly one refetch for the unknown kid, then errors")
+        try await bench2.stop()
+        try await bench.stop()
+    }
+
+    @Test("notifications: verified, parsed from the events string, recorded once by jti")
+    func notifications() async throws {
+        let bench = try await AppleBench.start()
+        let url = "http://127.0.0.1:\(bench.gateway.port)/auth/apple/notifications"
+        for type in ["email-disabled", "email-enabled", "consent-revoked", "account-delete", "account-deleted"] {
+            let status = try await bench.apple.notify(gatewayURL: url, aud: MockApple.bundleID, type: type, sub: MockApple.subject, email: MockApple.email)
+            #expect(status == 200, "\(type)")
+        }
+        let foreign = try await bench.apple.notify(gatewayURL: url, aud: "com.someone.else", type: "consent-revoked", sub: "x")
+        #expect(foreign == 400, "an audience no app accepts is refused")
+        let forged = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: url, headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
+            body: Array(#"{"payload":"eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4In0."}"#.utf8)))
+        #expect(forged.status == 400)
+        try await bench.stop()
+    }
+
+    static func sha256Hex(_ text: String) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest())", text]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

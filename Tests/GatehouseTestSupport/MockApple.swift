@@ -1,0 +1,316 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A local stand-in for Sign in with Apple's server API: `Tests/Fixtures/mock_apple.py` run as a
+/// python3 child process on 127.0.0.1. It serves `/auth/authorize` (form_post, first-consent
+/// `user`), `/auth/token` (ES256 client_secret JWT, code and refresh grants), `/auth/revoke`,
+/// `/auth/keys` (RS256 JWKS with rotation) and sends server-to-server notifications; see
+/// `Tests/Fixtures/README.md`. `baseURL` is also the issuer, and the `aud` the mock expects in
+/// client_secret JWTs (real Apple: https://appleid.apple.com). Start one per test so state never mixes.
+public final class MockApple: Sendable {
+    public static let teamID = "TEAM123456"
+    public static let keyID = "KEY1234567"
+    /// The web client_id (Services ID).
+    public static let servicesID = "com.example.web"
+    /// The native client_id (bundle ID) a native credential is issued for by default.
+    public static let bundleID = "com.example.app"
+    /// A second registered bundle ID, for multi-audience tests.
+    public static let watchBundleID = "com.example.watch"
+    /// The `sub` of the mock's only user.
+    public static let subject = "000723.25da8be3e0fb4ad0a9c1a82b1bc3fef0.0402"
+    public static let email = "ada@privaterelay.appleid.com"
+    /// The `user` JSON string sent on the first consent (web) or with `firstLogin` (native).
+    public static let firstLoginUser = #"{"name":{"firstName":"Ada","lastName":"Lovelace"},"email":"ada@privaterelay.appleid.com"}"#
+    /// The kids of the mock's two RSA signing keys; the first signs until a rotation.
+    public static let signingKeyIDs = ["mockApple1", "mockApple2"]
+
+    /// The .p8 the mock trusts for client_secret JWTs: the RFC 7515 appendix A.3 P-256 key as
+    /// unencrypted PKCS#8 PEM (apple.md section 6). Test data only.
+    public static let privateKeyPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjpsQnnGQmL+YBIff
+        H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
+        7xO6z248e9FURcfxRM0bvZt+hyzf7bnuufSzaV1uqQskrYpGIyiFiOWt
+        -----END PRIVATE KEY-----
+
+        """
+
+    public let port: UInt16
+
+    /// Also the issuer (`iss` of every token) and the client_secret `aud`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private let process: Process
+    /// Our end of the child's stdin. The script exits when it closes, so a test run that dies
+    /// without calling `stop` leaves no orphaned mock behind.
+    private let stdinWriter: FileHandle
+    private let errors: ChildStandardError
+    private let stopped = Mutex(false)
+
+    /// Launches `python3 Tests/Fixtures/mock_apple.py --port 0` and waits for its `PORT <n>`
+    /// line on a thread of its own, never on the cooperative pool.
+    public static func start() async throws -> MockApple {
+        try await offPool { try MockApple() }
+    }
+
+    /// Blocking start; use `start` from async code.
+    private init() throws {
+        let script = Self.scriptPath
+        guard FileManager.default.fileExists(atPath: script) else {
+            throw MockProviderError("mock Apple script not found at \(script)")
+        }
+        let (executable, prefix) = try MockProvider.python()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = prefix + [script, "--port", "0", "--exit-on-stdin-eof"]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        do {
+            try process.run()
+        } catch {
+            throw MockProviderError("could not launch \(executable) \(script): \(error)")
+        }
+        let errors = ChildStandardError()
+        errors.collect(from: stderr.fileHandleForReading)
+
+        let reader = stdout.fileHandleForReading
+        let line = MockProvider.readLine(from: reader.fileDescriptor, timeout: MockProvider.startupTimeout)
+        guard let port = MockProvider.port(in: line.text) else {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            let status = MockProvider.reap(process, within: 2)
+            errors.waitForEnd(within: 1)
+            let why: String
+            if line.timedOut {
+                why = "did not print its port within \(Int(MockProvider.startupTimeout)) s"
+            } else if let status {
+                why = "exited with status \(status) before printing its port"
+            } else {
+                why = "printed \(line.text.debugDescription) instead of \"PORT <n>\""
+            }
+            try? stdin.fileHandleForWriting.close()
+            throw MockProviderError("\(executable) \(script) \(why); stderr:\n\(errors.text)")
+        }
+        // Nothing else should come on stdout, but never let a full pipe stall the child.
+        MockProvider.drain(reader)
+        self.port = port
+        self.process = process
+        self.stdinWriter = stdin.fileHandleForWriting
+        self.errors = errors
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Sends SIGTERM and waits (briefly) until the child has exited and been reaped.
+    /// Idempotent; `deinit` calls it too.
+    public func stop() {
+        let first = stopped.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        try? stdinWriter.close()
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+        }
+        if MockProvider.reap(process, within: 5) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            _ = MockProvider.reap(process, within: 5)
+        }
+    }
+
+    /// What the script wrote to stderr so far: tracebacks, and one
+    /// "mock_apple: invalid_client: <why>" line per rejected client authentication.
+    public var standardError: String { errors.text }
+
+    // MARK: - Test helpers (the script's `/_` endpoints)
+
+    /// `POST /_native`: what a native app gets from ASAuthorizationAppleIDCredential. The
+    /// identity token is RS256 with `aud` = `clientID`, `c_hash` over the code, and `nonce` when
+    /// given (pass it exactly as the app would set `request.nonce`). The code is single use, bound
+    /// to `clientID`, and must be exchanged without `redirect_uri`. `user` is
+    /// `firstLoginUser` when `firstLogin`.
+    public func nativeCredential(
+        clientID: String = MockApple.bundleID, nonce: String? = nil, firstLogin: Bool = true
+    ) async throws -> (identityToken: String, authorizationCode: String, user: String?) {
+        var query = "client_id=\(Self.queryEncoded(clientID))&first=\(firstLogin ? "1" : "0")"
+        if let nonce { query += "&nonce=\(Self.queryEncoded(nonce))" }
+        let object = try await controlJSON("POST /_native?\(query)")
+        guard let token = object["identity_token"] as? String, let code = object["authorization_code"] as? String else {
+            throw MockProviderError("/_native returned \(object)")
+        }
+        return (token, code, object["user"] as? String)
+    }
+
+    /// `POST /_sign`: a compact JWS over `claims` (a JSON object text, signed byte for byte in
+    /// its member order). `header` (JSON object text) is merged over the default
+    /// `{"kid":<key's kid>,"alg":"RS256"}`; a `null` member removes one. `key` is "current", "old"
+    /// (the other RSA key) or "none" (`alg` none, empty signature). With `template` "id_token" the
+    /// claims are merged over a fresh valid native identity token's (null removes a claim).
+    public func sign(claims: String, header: String? = nil, key: String = "current", template: String? = nil)
+        async throws -> String
+    {
+        var body = #"{"claims":"# + claims
+        if let header { body += #","header":"# + header }
+        body += #","key":"# + Self.jsonString(key)
+        if let template { body += #","template":"# + Self.jsonString(template) }
+        body += "}"
+        let response = try await control("POST /_sign", json: body)
+        return response.text
+    }
+
+    /// `POST /_rotate?publish=now|later`: tokens are signed with the other key from now on. With
+    /// `publish` the JWKS serves only the new key at once; without it the JWKS keeps serving the
+    /// old set until `publish()`, so an unknown-kid refetch still misses.
+    public func rotate(publish: Bool) async throws {
+        _ = try await control("POST /_rotate?publish=\(publish ? "now" : "later")", form: "")
+    }
+
+    /// `POST /_rotate?publish=both`: signs with the other key and serves both, old key first,
+    /// which catches a client that takes `keys[0]` instead of matching the kid.
+    public func rotateKeepingOldKey() async throws {
+        _ = try await control("POST /_rotate?publish=both", form: "")
+    }
+
+    /// `POST /_publish`: the JWKS now serves only the current key.
+    public func publish() async throws {
+        _ = try await control("POST /_publish", form: "")
+    }
+
+    /// `POST /_fail_keys?count=n`: the next `count` `/auth/keys` fetches answer 503.
+    public func failKeyFetches(count: Int) async throws {
+        _ = try await control("POST /_fail_keys?count=\(count)", form: "")
+    }
+
+    /// `POST /_notify`: sends a server-to-server notification to `gatewayURL` and returns the
+    /// gateway's HTTP status.
+    public func notify(gatewayURL: String, aud: String, type: String, sub: String, email: String? = nil)
+        async throws -> Int
+    {
+        try await notification(gatewayURL: gatewayURL, aud: aud, type: type, sub: sub, email: email).status
+    }
+
+    /// As `notify`, also returning the `jti` and the JWS sent, so a test can deliver a duplicate.
+    public func notification(gatewayURL: String, aud: String, type: String, sub: String, email: String? = nil)
+        async throws -> (status: Int, jti: String, payload: String)
+    {
+        var body = #"{"url":"# + Self.jsonString(gatewayURL) + #","aud":"# + Self.jsonString(aud)
+        body += #","type":"# + Self.jsonString(type) + #","sub":"# + Self.jsonString(sub)
+        if let email { body += #","email":"# + Self.jsonString(email) }
+        body += "}"
+        let object = try await controlJSON("POST /_notify", json: body)
+        guard let status = (object["status"] as? NSNumber)?.intValue, let jti = object["jti"] as? String,
+            let payload = object["payload"] as? String
+        else {
+            throw MockProviderError("/_notify returned \(object)")
+        }
+        return (status, jti, payload)
+    }
+
+    /// `GET /_stats`: "authorize", "token_code", "token_refresh", "revoke", "keys",
+    /// "invalid_client", "discovery", plus "refresh_calls.<refresh token>" for each refresh
+    /// token used in a refresh_token grant.
+    public func stats() async throws -> [String: Int] {
+        let object = try await controlJSON("GET /_stats")
+        var counters: [String: Int] = [:]
+        for (name, value) in object {
+            if let number = value as? Int {
+                counters[name] = number
+            } else if let number = value as? NSNumber {
+                counters[name] = number.intValue
+            } else if name == "refresh_calls", let calls = value as? [String: Any] {
+                for (token, count) in calls {
+                    if let count = count as? Int {
+                        counters["refresh_calls.\(token)"] = count
+                    } else if let count = count as? NSNumber {
+                        counters["refresh_calls.\(token)"] = count.intValue
+                    }
+                }
+            }
+        }
+        return counters
+    }
+
+    /// Why the last client authentication failed ("" if none has), from `GET /_stats`.
+    public func lastInvalidClientReason() async throws -> String {
+        try await controlJSON("GET /_stats")["last_invalid_client"] as? String ?? ""
+    }
+
+    /// `POST /_reset`: forgets codes, tokens, consents and counters; the first key signs again.
+    public func reset() async throws {
+        _ = try await control("POST /_reset", form: "")
+    }
+
+    // MARK: - Plumbing
+
+    private func controlJSON(_ requestLine: String, json: String? = nil) async throws -> [String: Any] {
+        let response = try await control(requestLine, json: json, form: requestLine.hasPrefix("POST") && json == nil ? "" : nil)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)),
+            let dictionary = object as? [String: Any]
+        else {
+            throw MockProviderError("\(requestLine) returned \(response.text.debugDescription)")
+        }
+        return dictionary
+    }
+
+    private func control(_ requestLine: String, json: String? = nil, form: String? = nil) async throws -> RawResponse {
+        var text = "\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        if let body = json ?? form {
+            let type = json != nil ? "application/json" : "application/x-www-form-urlencoded"
+            text += "Content-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        } else {
+            text += "\r\n"
+        }
+        let response = try await request(port: port, text)
+        guard response.status == 200 else {
+            throw MockProviderError("\(requestLine) answered \(response.status): \(response.text)")
+        }
+        return response
+    }
+
+    /// `Tests/Fixtures/mock_apple.py`, found from this source file so any working directory works.
+    static var scriptPath: String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // GatehouseTestSupport
+            .deletingLastPathComponent()  // Tests
+            .appendingPathComponent("Fixtures")
+            .appendingPathComponent("mock_apple.py")
+            .path
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    static func queryEncoded(_ value: String) -> String {
+        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    /// A JSON string literal for `value`.
+    static func jsonString(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
