@@ -1,4 +1,4 @@
-internal import GatehouseCore
+public import GatehouseCore
 
 /// A complete response: status, headers and body bytes.
 public struct HTTPResponse: Sendable {
@@ -19,6 +19,11 @@ public struct HTTPResponse: Sendable {
             return jsonBytes(Array(#"{"error":"server_error","error_description":"response encoding failed"}"#.utf8), status: 500)
         }
         return jsonBytes(body, status: status)
+    }
+
+    /// A JSON response from a `JSONValue`, through the core's fast serializer.
+    public static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        jsonBytes(value.serialized(), status: status)
     }
 
     /// A JSON response from bytes that are already JSON.

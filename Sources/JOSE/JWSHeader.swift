@@ -30,7 +30,7 @@ public struct JWSHeader: Sendable, Equatable {
 
     /// The header object and its `alg`, `kid` and `typ` members, type-checked.
     static func members(of bytes: [UInt8]) throws(JOSEError) -> (JSONValue, alg: String, kid: String?, typ: String?) {
-        guard let raw = StrictJSON.parse(bytes), raw.objectValue != nil else {
+        guard let raw = JSONValue.parse(bytes), raw.objectValue != nil else {
             throw .malformed("the header is not a JSON object")
         }
         guard let alg = raw["alg"]?.stringValue else { throw .malformed("the header has no alg string") }

@@ -29,7 +29,7 @@ public struct JWTClaims: Sendable, Equatable {
     /// Reads the claims from a JWT payload. Throws `malformed` if the payload is not a JSON
     /// object or a registered claim has the wrong type.
     public init(payload: [UInt8]) throws(JOSEError) {
-        guard let raw = StrictJSON.parse(payload) else { throw .malformed("the payload is not valid JSON") }
+        guard let raw = JSONValue.parse(payload) else { throw .malformed("the payload is not valid JSON") }
         try self.init(json: raw)
     }
 

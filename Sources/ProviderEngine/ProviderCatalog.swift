@@ -41,7 +41,7 @@ public struct ProviderCatalog: Sendable {
                     defects.append("\(path): missing or unreadable")
                     continue
                 }
-                guard let document = try? JSONCoding.decode(JSONValue.self, from: bytes) else {
+                guard let document = JSONValue.parse(bytes) else {
                     defects.append("\(path): not valid JSON")
                     continue
                 }

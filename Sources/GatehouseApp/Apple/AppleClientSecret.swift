@@ -29,7 +29,7 @@ actor AppleClientSecret {
             "iss": .string(identity.teamID), "iat": .number(Double(now - 60)), "exp": .number(Double(now + Self.lifetime)),
             "aud": .string(identity.audience), "sub": .string(identity.clientID),
         ])
-        guard let payload = try? JSONCoding.encode(claims) else { throw .configuration("the client_secret claims could not be encoded") }
+        let payload = claims.serialized()
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(payload)
         let signature: [UInt8]
         do { signature = try key.sign(message: Array(signingInput.utf8), algorithm: .es256) } catch {

@@ -125,7 +125,7 @@ struct PersonName: Codable, Sendable, Equatable {
 
     /// Reads Apple's `user` JSON string; nil if it carries no name.
     init?(appleUser text: String?) {
-        guard let text, text.utf8.count <= 4096, let object = try? JSONCoding.decode(JSONValue.self, from: Array(text.utf8)),
+        guard let text, text.utf8.count <= 4096, let object = JSONValue.parse(Array(text.utf8)),
             let name = object["name"]
         else { return nil }
         self.init(first: name["firstName"]?.stringValue, last: name["lastName"]?.stringValue)

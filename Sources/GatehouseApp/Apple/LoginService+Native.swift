@@ -54,8 +54,8 @@ extension LoginService {
                 credentials["provider"] = .string(provider)
                 return .json(JSONValue.object(credentials))
             }
-            guard let oneTime = try? SecureRandom.identifier(), let bytes = try? JSONCoding.encode(
-                LoginCode(appKey: app.key, provider: provider, clientState: clientState, result: credentials))
+            guard let oneTime = try? SecureRandom.identifier(), case let bytes = LoginCode(
+                appKey: app.key, provider: provider, clientState: clientState, result: credentials).record
             else { return .error(500, "server_error", "internal error") }
             guard (try? await context.store.putRecord(LoginRecordID.code(oneTime), value: bytes, ttlSeconds: context.configuration.codeTTL)) == true
             else { return .error(503, "store_unavailable", "the store is unavailable") }

@@ -11,7 +11,7 @@ extension LoginService {
     /// audience to the apps that accept it. Each event is recorded once by `jti` (Apple may
     /// deliver twice) and forwarded to the app's `notification_url` keyset parameter.
     func appleNotification(_ request: HTTPRequest) async -> HTTPResponse {
-        guard let body = try? JSONCoding.decode(JSONValue.self, from: request.body), let payload = body["payload"]?.stringValue else {
+        guard let body = JSONValue.parse(request.body), let payload = body["payload"]?.stringValue else {
             return .error(400, "invalid_request", "expected a JSON body with a payload")
         }
         guard let definition = context.providers.definition("apple"), let openid = definition.openid else {
@@ -30,7 +30,7 @@ extension LoginService {
         }
         // `events` is a JSON document inside a string claim; parse it a second time.
         guard let eventsText = claims.raw["events"]?.stringValue,
-            let events = try? JSONCoding.decode(JSONValue.self, from: Array(eventsText.utf8)), let type = events["type"]?.stringValue
+            let events = JSONValue.parse(Array(eventsText.utf8)), let type = events["type"]?.stringValue
         else { return .error(400, "invalid_request", "the notification has no events") }
         let jti = claims.raw["jti"]?.stringValue ?? AppleSignIn.hex(Array(payload.utf8.suffix(32)))
         let event = JSONValue.object([
@@ -38,7 +38,7 @@ extension LoginService {
             "email": events["email"] ?? .null, "is_private_email": events["is_private_email"].map { .bool($0 == true || $0 == "true") } ?? .null,
             "jti": .string(jti), "aud": .string(claims.aud.first ?? ""),
         ])
-        guard let record = try? JSONCoding.encode(event) else { return .error(500, "server_error", "internal error") }
+        let record = event.serialized()
         let fresh = (try? await context.store.putRecord("apple-event:" + jti, value: record, ttlSeconds: 30 * 86_400)) ?? false
         guard fresh else { return .json(JSONValue.object(["status": "duplicate"])) }
         let subject = events["sub"]?.stringValue ?? ""
@@ -74,7 +74,7 @@ extension LoginService {
         let outbound = self.outbound
         let logger = context.logger
         Task {
-            guard let body = try? JSONCoding.encode(event) else { return }
+            let body = event.serialized()
             for attempt in 0..<3 {
                 if attempt > 0 { try? await Task.sleep(for: .seconds(1 << (2 * (attempt - 1)))) }
                 let request = HTTPClientRequest(

@@ -94,7 +94,7 @@ struct ConfigurationLoader {
         guard let bytes = FileSystem.read(path) else {
             throw ConfigurationError("cannot read config file '\(path)'")
         }
-        guard let document = try? JSONCoding.decode(JSONValue.self, from: bytes), let object = document.objectValue else {
+        guard let document = JSONValue.parse(bytes), let object = document.objectValue else {
             throw ConfigurationError("config file '\(path)' is not a JSON object")
         }
         var settings: [String: [String]] = [:]

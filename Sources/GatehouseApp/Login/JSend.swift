@@ -38,7 +38,7 @@ struct RequestFields: Sendable {
         for field in request.query where values[field.name] == nil { values[field.name] = field.value }
         if request.method == "POST" {
             if request.contentType.contains("json"),
-                let object = (try? JSONCoding.decode(JSONValue.self, from: request.body))?.objectValue
+                let object = JSONValue.parse(request.body)?.objectValue
             {
                 for (key, value) in object {
                     if let text = value.stringValue { values[key] = text }

@@ -33,7 +33,6 @@ struct LoginOutcome: Sendable {
             if data != .null { object["data"] = data }
         }
         object["state"] = clientState.map(JSONValue.string) ?? .null
-        let bytes = (try? JSONCoding.encode(JSONValue.object(object))) ?? Array(#"{"status":"error"}"#.utf8)
-        return String(decoding: bytes, as: UTF8.self)
+        return JSONValue.object(object).jsonText
     }
 }

@@ -22,7 +22,7 @@ extension LoginService {
         } catch {
             return JSend.error(503, "The store is unavailable")
         }
-        guard let taken, let state = try? JSONCoding.decode(LoginState.self, from: taken) else {
+        guard let taken, let state = LoginState(record: taken) else {
             return JSend.fail(400, field: "state", "invalid or expired")
         }
         let target = ResultDelivery.Target(
@@ -136,7 +136,7 @@ extension LoginService {
         }
         let record = LoginCode(appKey: state.appKey, provider: state.provider, clientState: state.clientState, result: result)
         do throws(StoreError) {
-            guard let bytes = try? JSONCoding.encode(record),
+            guard case let bytes = record.record,
                 try await context.store.putRecord(LoginRecordID.code(code), value: bytes, ttlSeconds: context.configuration.codeTTL)
             else { return .error("Internal error", state: state.clientState, provider: state.provider) }
         } catch {

@@ -24,7 +24,7 @@ extension LoginService {
         } catch {
             return JSend.error(503, "The store is unavailable")
         }
-        guard let stored, let pending = try? JSONCoding.decode(LoginCode.self, from: stored) else {
+        guard let stored, let pending = LoginCode(record: stored) else {
             return JSend.fail(400, field: "code", "invalid or expired")
         }
         guard pending.appKey == key, await authenticated(key: key, secret: secret) else {
@@ -71,7 +71,7 @@ extension LoginService {
             // Apple throttles refresh-token checks done more than once a day (apple.md §5):
             // answer from the last check while it is less than a day old.
             let id = "apple-refresh:" + AppleSignIn.hex(Digest.sha256(Array(token.utf8)))
-            if let cached = try? await context.store.record(id), let body = try? JSONCoding.decode(JSONValue.self, from: cached) {
+            if let cached = try? await context.store.record(id), let body = JSONValue.parse(cached) {
                 return .json(body)
             }
             appleCheck = id
@@ -95,7 +95,7 @@ extension LoginService {
             result["id_token"] = nil
             result["scope"] = nil
             if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
-            if let appleCheck, let bytes = try? JSONCoding.encode(JSONValue.object(result)) {
+            if let appleCheck, case let bytes = JSONValue.object(result).serialized() {
                 _ = try? await context.store.putRecord(appleCheck, value: bytes, ttlSeconds: 86_400)
             }
             return .json(JSONValue.object(result))

@@ -26,7 +26,7 @@ struct LoginService: Sendable {
         }
         var options: [String: JSONValue] = [:]
         if let text = fields["opts"] {
-            guard let parsed = try? JSONCoding.decode(JSONValue.self, from: Array(text.utf8)), let object = parsed.objectValue else {
+            guard let parsed = JSONValue.parse(Array(text.utf8)), let object = parsed.objectValue else {
                 return JSend.fail(400, field: "opts", "Options must be an object")
             }
             options = object
@@ -123,7 +123,7 @@ struct LoginService: Sendable {
                     authorize, context: TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: flow), extraQuery: extra)
             }
         }
-        guard let record = try? JSONCoding.encode(state) else { return deliver("Internal error") }
+        let record = state.record
         do throws(StoreError) {
             guard try await context.store.putRecord(LoginRecordID.state(stateID), value: record, ttlSeconds: context.configuration.stateTTL) else {
                 return deliver("Internal error")

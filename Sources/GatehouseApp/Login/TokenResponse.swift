@@ -16,7 +16,7 @@ enum TokenResponse {
     }
 
     private static func json(_ body: [UInt8]) -> [String: JSONValue]? {
-        (try? JSONCoding.decode(JSONValue.self, from: body))?.objectValue
+        JSONValue.parse(body)?.objectValue
     }
 
     private static func form(_ body: [UInt8]) -> [String: JSONValue]? {

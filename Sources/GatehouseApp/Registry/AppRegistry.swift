@@ -8,6 +8,7 @@ struct AppRegistry: Sendable {
     let store: any Store
     let box: SecretBox
     let providers: ProviderCatalog
+    let cache = RegistryCache()
 
     static let maxNameLength = 200
     static let maxDomains = 100
@@ -44,13 +45,17 @@ struct AppRegistry: Sendable {
 
     func app(key: String) async throws(RegistryError) -> App {
         guard Self.isIdentifier(key) else { throw .notFound("no app with this key") }
+        if let cached = cache.app(key) { return cached }
         let row: StoredApp?
         do { row = try await store.app(key: key) } catch { throw .store(error) }
         guard let row else { throw .notFound("no app with this key") }
-        return try opened(row)
+        let app = try opened(row)
+        cache.store(app)
+        return app
     }
 
     func updateApp(key: String, name: String?, domains: [String]?, rotateSecret: Bool) async throws(RegistryError) -> App {
+        cache.invalidate(app: key)
         var app = try await app(key: key)
         if let name { app.name = try Self.validName(name) }
         if let domains { app.domains = try Self.validDomains(domains) }
@@ -58,14 +63,17 @@ struct AppRegistry: Sendable {
         let row = try sealed(app)
         let updated: Bool
         do { updated = try await store.updateApp(row) } catch { throw .store(error) }
+        cache.invalidate(app: key)
         guard updated else { throw .notFound("no app with this key") }
         return app
     }
 
     func deleteApp(key: String) async throws(RegistryError) {
         guard Self.isIdentifier(key) else { throw .notFound("no app with this key") }
+        cache.invalidate(app: key)
         let deleted: Bool
         do { deleted = try await store.deleteApp(key: key) } catch { throw .store(error) }
+        cache.invalidate(app: key)
         guard deleted else { throw .notFound("no app with this key") }
     }
 
@@ -73,10 +81,12 @@ struct AppRegistry: Sendable {
     /// wrong secret fail alike.
     func authenticate(key: String, secret: String) async throws(RegistryError) -> App? {
         guard Self.isIdentifier(key) else { return nil }
-        let row: StoredApp?
-        do { row = try await store.app(key: key) } catch { throw .store(error) }
-        guard let row else { return nil }
-        let app = try opened(row)
+        let app: App
+        do throws(RegistryError) {
+            app = try await self.app(key: key)
+        } catch where error.code == .notFound {
+            return nil
+        }
         return ConstantTime.equals(app.secret, secret) ? app : nil
     }
 
@@ -91,8 +101,10 @@ struct AppRegistry: Sendable {
         let stored = StoredKeyset(
             provider: provider, sealedParameters: try seal(parameters, context: Self.keysetContext(appKey, provider)),
             responseType: responseType, updatedAt: keyset.updatedAt)
+        cache.invalidate(app: appKey)
         let saved: Bool
         do { saved = try await store.putKeyset(stored, appKey: appKey) } catch { throw .store(error) }
+        cache.invalidate(app: appKey)
         guard saved else { throw .notFound("no app with this key") }
         return keyset
     }
@@ -107,14 +119,19 @@ struct AppRegistry: Sendable {
     }
 
     func keyset(appKey: String, provider: String) async throws(RegistryError) -> Keyset? {
+        if let cached = cache.keyset(app: appKey, provider: provider) { return cached }
         let row: StoredKeyset?
         do { row = try await store.keyset(appKey: appKey, provider: provider) } catch { throw .store(error) }
-        return try row.map { row throws(RegistryError) in try opened(row, appKey: appKey) }
+        let keyset = try row.map { row throws(RegistryError) in try opened(row, appKey: appKey) }
+        cache.store(keyset, app: appKey, provider: provider)
+        return keyset
     }
 
     func deleteKeyset(appKey: String, provider: String) async throws(RegistryError) {
+        cache.invalidate(app: appKey)
         let deleted: Bool
         do { deleted = try await store.deleteKeyset(appKey: appKey, provider: provider) } catch { throw .store(error) }
+        cache.invalidate(app: appKey)
         guard deleted else { throw .notFound("no keyset for this app and provider") }
     }
 
@@ -138,7 +155,7 @@ struct AppRegistry: Sendable {
     }
 
     private func seal(_ parameters: [String: JSONValue], context: String) throws(RegistryError) -> [UInt8] {
-        guard let bytes = try? JSONCoding.encode(parameters) else { throw .invalid("parameters could not be encoded") }
+        let bytes = JSONValue.object(parameters).serialized()
         do { return try box.seal(bytes, context: context) } catch { throw .crypto(error) }
     }
 
@@ -147,7 +164,7 @@ struct AppRegistry: Sendable {
         do { bytes = try box.open(row.sealedParameters, context: Self.keysetContext(appKey, row.provider)) } catch {
             throw .crypto(error)
         }
-        guard let parameters = try? JSONCoding.decode([String: JSONValue].self, from: bytes) else {
+        guard let parameters = JSONValue.parse(bytes)?.objectValue else {
             throw RegistryError(code: .internalFailure, reason: "internal error", detail: "keyset parameters unreadable")
         }
         return Keyset(provider: row.provider, parameters: parameters, responseType: row.responseType, updatedAt: row.updatedAt)
@@ -205,7 +222,7 @@ struct AppRegistry: Sendable {
             default: throw .invalid("parameter '\(name)' must be a string or a list of strings")
             }
         }
-        if let bytes = try? JSONCoding.encode(parameters), bytes.count > maxParameterBytes {
+        if JSONValue.object(parameters).serialized().count > maxParameterBytes {
             throw .invalid("parameters exceed \(maxParameterBytes) bytes")
         }
     }

@@ -12,7 +12,7 @@ struct JSONObjectBody {
         guard !request.body.isEmpty else {
             throw HTTPFailure(400, "invalid_request", "a JSON object body is required")
         }
-        guard let document = try? JSONCoding.decode(JSONValue.self, from: request.body) else {
+        guard let document = JSONValue.parse(request.body) else {
             throw HTTPFailure(400, "invalid_json", "the body is not valid JSON")
         }
         guard let object = document.objectValue else {

@@ -1,13 +1,12 @@
-internal import GatehouseCore
-
-/// A strict RFC 8259 parser from UTF-8 bytes to `JSONValue`, for token headers and payloads.
+/// A strict RFC 8259 parser from UTF-8 bytes to `JSONValue`: token headers and payloads,
+/// request bodies, stored login records.
 ///
-/// Tokens are parsed on every login, so this avoids `JSONDecoder`, whose `JSONValue` decoding
+/// These are parsed on every login, so this avoids `JSONDecoder`, whose `JSONValue` decoding
 /// tries each type in turn and throws on every miss. It is also stricter than Foundation
 /// where signed data calls for it: duplicate member names are refused (two parsers could pick
 /// different `alg` or `iss` values), as are invalid UTF-8, lone surrogates, control
 /// characters in strings, trailing content and nesting deeper than `maximumDepth`.
-enum StrictJSON {
+enum JSONParser {
     static let maximumDepth = 32
 
     /// The value `bytes` hold, or nil if they are not exactly one valid JSON text.
@@ -45,7 +44,7 @@ enum StrictJSON {
         }
 
         private mutating func object(depth: Int) -> JSONValue? {
-            guard depth <= StrictJSON.maximumDepth else { return nil }
+            guard depth <= JSONParser.maximumDepth else { return nil }
             index += 1
             var members: [String: JSONValue] = [:]
             skipWhitespace()
@@ -72,7 +71,7 @@ enum StrictJSON {
         }
 
         private mutating func array(depth: Int) -> JSONValue? {
-            guard depth <= StrictJSON.maximumDepth else { return nil }
+            guard depth <= JSONParser.maximumDepth else { return nil }
             index += 1
             var elements: [JSONValue] = []
             skipWhitespace()
