@@ -142,6 +142,7 @@ struct AppleFlowTests {
             ("{}", nil, "none"),
             ("{}", #"{"alg":"HS256"}"#, "current"),
             ("{}", #"{"kid":"unknown-kid"}"#, "current"),
+            ("{}", #"{"alg":"ES256"}"#, "current"),
             (#"{"sub":""}"#, nil, "current"),
         ]
         for (claims, header, key) in cases {
@@ -161,6 +162,15 @@ struct AppleFlowTests {
             tampered[index] = String(characters)
             let answer = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": tampered.joined(separator: ".")])
             #expect(answer.status == 401)
+        }
+        // A non-canonical last character: same bytes to a lenient decoder, refused here.
+        var signature = Array(parts[2])
+        if let last = signature.last, let index = Array("AQgw").firstIndex(of: last) {
+            signature[signature.count - 1] = Array("BRhx")[index]
+            let noncanonical = try await bench.native([
+                "key": bench.key, "secret": bench.secret, "identity_token": parts[0] + "." + parts[1] + "." + String(signature),
+            ])
+            #expect(noncanonical.status == 401)
         }
         parts[1] = String(repeating: "A", count: 1 << 20)
         let huge = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: ".")])
@@ -256,6 +266,12 @@ struct AppleFlowTests {
             let status = try await bench.apple.notify(gatewayURL: url, aud: MockApple.bundleID, type: type, sub: MockApple.subject, email: MockApple.email)
             #expect(status == 200, "\(type)")
         }
+        let sent = try await bench.apple.notification(gatewayURL: url, aud: MockApple.bundleID, type: "email-disabled", sub: MockApple.subject)
+        let duplicate = try await bench.gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: url, headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
+            body: Array(#"{"payload":"\#(sent.payload)"}"#.utf8)))
+        #expect(duplicate.status == 200)
+        #expect(duplicate.json?["status"] == "duplicate", "recorded once per jti")
         let foreign = try await bench.apple.notify(gatewayURL: url, aud: "com.someone.else", type: "consent-revoked", sub: "x")
         #expect(foreign == 400, "an audience no app accepts is refused")
         let forged = try await bench.gateway.client.execute(HTTPClientRequest(

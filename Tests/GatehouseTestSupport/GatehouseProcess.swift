@@ -37,6 +37,11 @@ public final class GatehouseProcess: Sendable {
         try process.run()
     }
 
+    /// A test that throws before stopping its gateway must not leave the process behind.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     public var standardOutput: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
     public var standardError: String { output.bytes.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
     public var isRunning: Bool { process.isRunning }
