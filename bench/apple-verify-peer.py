@@ -25,6 +25,7 @@ the module (`app` is WSGI, `asgi_app` is ASGI):
 configured library and prints the answer (used as a sanity check).
 """
 
+import base64
 import hmac
 import json
 import os
@@ -55,21 +56,33 @@ def fetch_jwks():
         return json.loads(reply.read())
 
 
+def token_kid(token):
+    """The `kid` of a compact JWS's header, read without PyJWT: its
+    get_unverified_header decodes the whole token and costs about half as
+    much again as the verification itself."""
+    encoded = token.split(".", 1)[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except ValueError:
+        raise Refused(401, "invalid_token", "malformed header") from None
+    return header.get("kid") if isinstance(header, dict) else None
+
+
 def make_pyjwt_verifier(jwks):
     import jwt
 
+    # The cryptography key objects, not PyJWK wrappers: slightly faster.
     keys = {}
     for jwk in jwks["keys"]:
         if jwk.get("kty") == "RSA" and jwk.get("kid"):
-            keys[jwk["kid"]] = jwt.PyJWK(jwk, algorithm="RS256")
+            keys[jwk["kid"]] = jwt.PyJWK(jwk, algorithm="RS256").key
     decoder = jwt.PyJWT(options={"require": ["iss", "aud", "exp", "iat", "sub"]})
 
     def verify(token):
+        key = keys.get(token_kid(token))
+        if key is None:
+            raise Refused(401, "invalid_token", "unknown kid")
         try:
-            header = jwt.get_unverified_header(token)
-            key = keys.get(header.get("kid"))
-            if key is None:
-                raise Refused(401, "invalid_token", "unknown kid")
             return decoder.decode(
                 token, key, algorithms=["RS256"], audience=AUDIENCES, issuer=ISSUER, leeway=LEEWAY
             )

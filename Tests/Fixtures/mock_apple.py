@@ -16,29 +16,30 @@ The first and only stdout line is "PORT <n>"; the server then runs until SIGTERM
 and exits 0. See README.md next to this file for the endpoints.
 """
 
-import argparse
 import base64
 import hashlib
-import hmac
 import html
 import html.parser
-import ipaddress
 import json
 import os
 import re
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# Explicitly, because -I and PYTHONSAFEPATH leave the script's directory off sys.path.
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from mock_common import (  # noqa: E402
+    NO_STORE, OPENER, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, b64url, client_b64,
+    client_rs256_verify, client_unb64, compact_jws, http, json_bytes, make_mock_server, parse_arguments, serve,
+)
 
 # --- Registered identifiers (test constants) ---------------------------------------------
 
@@ -59,7 +60,6 @@ NOTIFICATION_LIFETIME = 86400
 CLIENT_SECRET_MAX_LIFETIME = 15777000   # exp - iat, six months
 CLIENT_SECRET_IAT_LEEWAY = 60           # iat may be this far in the future
 REAL_USER_STATUS = 2                    # LikelyReal
-MAX_BODY = 1 << 20
 
 FORM_POST_REQUIRED = "response_mode must be form_post when name or email scope is requested"
 
@@ -85,29 +85,6 @@ CLIENT_KEY_PEM = (
 )
 
 # --- Two fixed 2048-bit RSA signing keys (made once with `openssl genrsa 2048`; test data) ---
-
-RSA_E = 65537
-SHA256_DIGEST_INFO_PREFIX = bytes.fromhex("3031300d060960864801650304020105000420")
-
-
-class RsaKey:
-    def __init__(self, kid, n_hex, d_hex):
-        self.kid = kid
-        self.n = int("".join(n_hex), 16)
-        self.d = int("".join(d_hex), 16)
-        self.size = (self.n.bit_length() + 7) // 8
-
-    def sign(self, message):
-        """RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 section 8.2.1), textbook: EM^d mod n."""
-        t = SHA256_DIGEST_INFO_PREFIX + hashlib.sha256(message).digest()
-        em = b"\x00\x01" + b"\xff" * (self.size - len(t) - 3) + b"\x00" + t
-        return pow(int.from_bytes(em, "big"), self.d, self.n).to_bytes(self.size, "big")
-
-    def jwk(self):
-        # Apple's member order: kty, kid, use, alg, n, e.
-        return {"kty": "RSA", "kid": self.kid, "use": "sig", "alg": "RS256",
-                "n": b64url(self.n.to_bytes(self.size, "big")), "e": "AQAB"}
-
 
 RSA_KEYS = (
     RsaKey("mockApple1", (
@@ -154,19 +131,11 @@ RSA_KEYS = (
 # --- Encoding helpers -------------------------------------------------------------------
 
 
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 def b64url_decode(text):
     """Strict base64url without padding; ValueError on anything else."""
     if not isinstance(text, str) or not re.fullmatch(r"[A-Za-z0-9_-]*", text) or len(text) % 4 == 1:
         raise ValueError("not base64url")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def json_bytes(value):
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def left_hash(value):
@@ -196,11 +165,6 @@ def user_json(scope):
 
 def first_login_user_json():
     return json.dumps({"name": USER_NAME, "email": USER_EMAIL}, separators=(",", ":"))
-
-
-def append_query(uri, pairs):
-    separator = "" if uri.endswith(("?", "&")) else ("&" if "?" in uri else "?")
-    return uri + separator + urllib.parse.urlencode(pairs)
 
 
 # --- ES256 verification: P-256 in Jacobian coordinates ----------------------------------
@@ -355,13 +319,11 @@ def check_client_secret(secret, client_id, audience, now):
 STAT_KEYS = ("authorize", "token_code", "token_refresh", "revoke", "keys", "invalid_client", "discovery")
 
 
-class AppleState:
+class AppleState(MockState):
     """Everything the mock remembers. Every access goes through `lock`."""
 
     def __init__(self, host):
-        self.lock = threading.RLock()
-        self.host = host
-        self.port = 0
+        super().__init__(host)
         self.reset()
 
     def reset(self):
@@ -380,17 +342,8 @@ class AppleState:
             self.failing_key_fetches = 0  # /auth/keys answers 503 this many more times
 
     @property
-    def base_url(self):
-        host = "[" + self.host + "]" if ":" in self.host else self.host
-        return "http://%s:%d" % (host, self.port)
-
-    @property
     def issuer(self):
         return self.base_url
-
-    def count(self, key):
-        with self.lock:
-            self.stats[key] += 1
 
     def signing_key(self, which="current"):
         with self.lock:
@@ -405,9 +358,7 @@ class AppleState:
 
     def make_jws(self, claims, which="current"):
         key = self.signing_key(which)
-        header = {"kid": key.kid, "alg": "RS256"}
-        signing_input = b64url(json_bytes(header)) + "." + b64url(json_bytes(claims))
-        return signing_input + "." + b64url(key.sign(signing_input.encode("ascii")))
+        return compact_jws({"kid": key.kid, "alg": "RS256"}, claims, key, ensure_ascii=False)
 
     def identity_claims(self, aud, auth_time, nonce=None, email=True, c_hash=None, at_hash=None):
         """An identity token's claims, in the order Apple's tokens carry them."""
@@ -451,66 +402,14 @@ class AppleState:
 # --- HTTP -------------------------------------------------------------------------------
 
 
-class BadRequest(Exception):
-    pass
-
-
-class AppleServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False   # idle keep-alive connections must not delay shutdown
-    request_queue_size = 128
-
-    def __init__(self, address, state, verbose):
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        self.state = state
-        self.verbose = verbose
-        self.quiet = False   # True: no invalid_client reasons on stderr (the selftest provokes dozens)
-        super().__init__(address, AppleHandler)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-# Never through a proxy: everything this mock talks to is on loopback.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
-
 JSON_TYPE = "application/json;charset=UTF-8"
-NO_STORE = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
 
 
-class AppleHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class AppleHandler(MockHandler):
     server_version = "MockApple/1.0"
-    sys_version = ""
-    timeout = 30
-
-    # -- plumbing --
-
-    def version_string(self):
-        return self.server_version
-
-    def log_message(self, format, *args):
-        if self.server.verbose:
-            sys.stderr.write("mock_apple: %s - %s\n" % (self.address_string(), format % args))
-
-    def debug(self, text):
-        if self.server.verbose:
-            sys.stderr.write("mock_apple: " + text + "\n")
-
-    def do_GET(self):
-        self.dispatch("GET")
-
-    def do_POST(self):
-        self.dispatch("POST")
-
-    def do_PUT(self):
-        self.dispatch("PUT")
-
-    def do_DELETE(self):
-        self.dispatch("DELETE")
+    log_name = "mock_apple"
+    json_content_type = JSON_TYPE
+    json_ascii = False   # Apple sends non-ASCII as UTF-8, not \u escapes
 
     ROUTES = {
         "/auth/authorize": ("handle_authorize", ("GET",)),
@@ -528,68 +427,6 @@ class AppleHandler(BaseHTTPRequestHandler):
         "/_reset": ("handle_reset", ("POST",)),
     }
 
-    @property
-    def state(self):
-        return self.server.state
-
-    def dispatch(self, method):
-        try:
-            self.method = method
-            split = urllib.parse.urlsplit(self.path)
-            self.req_path = split.path or "/"
-            self.query = urllib.parse.parse_qsl(split.query, keep_blank_values=True)
-            try:
-                self.body = self.read_body()
-            except (ValueError, OSError) as error:
-                self.close_connection = True
-                return self.send_text(400, "Bad request body: %s\n" % error)
-            route = self.ROUTES.get(self.req_path)
-            if route is None:
-                return self.send_text(404, "Not Found\n")
-            name, methods = route
-            if method not in methods:
-                return self.send_text(405, "Method Not Allowed\n", [("Allow", ", ".join(methods))])
-            getattr(self, name)()
-        except Exception:  # noqa: BLE001 - a mock must answer, and say why on stderr
-            traceback.print_exc(file=sys.stderr)
-            self.close_connection = True
-            try:
-                self.send_text(500, "Internal Server Error\n")
-            except OSError:
-                pass
-
-    def read_body(self):
-        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
-                if size == 0:
-                    while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                        pass
-                    return body
-                body += self.rfile.read(size)
-                self.rfile.readline(1024)
-                if len(body) > MAX_BODY:
-                    raise ValueError("body too large")
-        length = self.headers.get("Content-Length")
-        if length is None:
-            return b""
-        length = int(length)
-        if length < 0 or length > MAX_BODY:
-            raise ValueError("bad Content-Length")
-        return self.rfile.read(length)
-
-    def form_params(self):
-        """The body as (name, value) pairs when it is form-urlencoded, else None."""
-        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type != "application/x-www-form-urlencoded":
-            return None
-        try:
-            text = self.body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("body is not UTF-8")
-        return urllib.parse.parse_qsl(text, keep_blank_values=True)
-
     def json_body(self):
         try:
             value = json.loads(self.body.decode("utf-8") or "{}")
@@ -598,34 +435,6 @@ class AppleHandler(BaseHTTPRequestHandler):
         if not isinstance(value, dict):
             raise BadRequest("body must be a JSON object")
         return value
-
-    def send(self, status, body=b"", content_type=None, headers=()):
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(body)
-
-    def send_text(self, status, text, headers=()):
-        self.send(status, text.encode("utf-8"), "text/plain; charset=utf-8", headers)
-
-    def send_json(self, status, value, headers=()):
-        self.send(status, json_bytes(value), JSON_TYPE, headers)
-
-    @staticmethod
-    def single_values(pairs):
-        """{name: value} and the set of names that occur more than once."""
-        values, duplicates = {}, set()
-        for name, value in pairs:
-            if name in values:
-                duplicates.add(name)
-            else:
-                values[name] = value
-        return values, duplicates
 
     # -- /auth/authorize --
 
@@ -685,27 +494,6 @@ class AppleHandler(BaseHTTPRequestHandler):
         if first and response_mode == "form_post" and ("name" in words or "email" in words):
             fields.append(("user", user_json(scope)))
         return self.respond_to_client(redirect_uri, response_mode, fields)
-
-    def respond_to_client(self, redirect_uri, response_mode, pairs):
-        pairs = [(name, value) for name, value in pairs if value is not None]
-        if response_mode == "form_post":
-            inputs = "".join(
-                '<input type="hidden" name="%s" value="%s"/>\n' % (html.escape(name, quote=True), html.escape(value, quote=True))
-                for name, value in pairs
-            )
-            page = (
-                "<!DOCTYPE html>\n<html>\n<head><title>Submit This Form</title></head>\n"
-                '<body onload="javascript:document.forms[0].submit()">\n'
-                '<form method="post" action="%s">\n%s'
-                '<noscript><button type="submit">Continue</button></noscript>\n'
-                "</form>\n</body>\n</html>\n"
-            ) % (html.escape(redirect_uri, quote=True), inputs)
-            return self.send(200, page.encode("utf-8"), "text/html; charset=utf-8", NO_STORE)
-        if response_mode == "fragment":
-            location = redirect_uri + "#" + urllib.parse.urlencode(pairs)
-        else:
-            location = append_query(redirect_uri, pairs)
-        return self.send(302, b"", None, [("Location", location)] + list(NO_STORE))
 
     # -- /auth/token and /auth/revoke --
 
@@ -945,6 +733,7 @@ class AppleHandler(BaseHTTPRequestHandler):
             base.update(claims)
             claims = base
         claims = {name: value for name, value in claims.items() if value is not None}
+        key = None
         if which == "none":
             header = {"alg": "none"}
         else:
@@ -952,9 +741,7 @@ class AppleHandler(BaseHTTPRequestHandler):
             header = {"kid": key.kid, "alg": "RS256"}
         header.update(header_overrides)
         header = {name: value for name, value in header.items() if value is not None}
-        signing_input = b64url(json_bytes(header)) + "." + b64url(json_bytes(claims))
-        signature = "" if which == "none" else b64url(key.sign(signing_input.encode("ascii")))
-        return self.send(200, (signing_input + "." + signature).encode("ascii"), "application/jwt")
+        return self.send(200, compact_jws(header, claims, key, ensure_ascii=False).encode("ascii"), "application/jwt")
 
     def handle_rotate(self):
         publish = self.control_params().get("publish", "now")
@@ -1009,10 +796,10 @@ class AppleHandler(BaseHTTPRequestHandler):
         claims = {"iss": self.state.issuer, "aud": aud, "exp": iat + NOTIFICATION_LIFETIME, "iat": iat, "jti": jti,
                   "events": json.dumps(event, separators=(",", ":"))}
         payload = self.state.make_jws(claims)
-        outgoing = urllib.request.Request(url, data=json_bytes({"payload": payload}), method="POST",
+        outgoing = urllib.request.Request(url, data=json_bytes({"payload": payload}, ensure_ascii=False), method="POST",
                                           headers={"Content-Type": "application/json"})
         try:
-            with _OPENER.open(outgoing, timeout=15) as reply:
+            with OPENER.open(outgoing, timeout=15) as reply:
                 reply.read()
                 status = reply.status
         except urllib.error.HTTPError as error:
@@ -1036,52 +823,12 @@ class AppleHandler(BaseHTTPRequestHandler):
 
 
 def make_server(host, port, verbose=False):
-    state = AppleState(host)
-    server = AppleServer((host, port), state, verbose)
-    state.port = server.server_address[1]
+    server = make_mock_server(host, port, AppleHandler, AppleState(host), verbose)
+    server.quiet = False   # True: no invalid_client reasons on stderr (the selftest provokes dozens)
     return server
 
 
 # --- Self-test: an independent little client ---------------------------------------------
-
-
-class Response:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-    @property
-    def text(self):
-        return self.body.decode("utf-8")
-
-    def json(self):
-        return json.loads(self.body)
-
-
-def http(method, url, form=None, json_body=None, headers=None):
-    data = None
-    headers = dict(headers or {})
-    if form is not None:
-        data = urllib.parse.urlencode(form).encode("ascii")
-        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
-    elif json_body is not None:
-        data = json.dumps(json_body).encode("utf-8")
-        headers.setdefault("Content-Type", "application/json")
-    elif method == "POST":
-        data = b""
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with _OPENER.open(request, timeout=30) as reply:
-            return Response(reply.status, reply.headers, reply.read())
-    except urllib.error.HTTPError as error:
-        return Response(error.code, error.headers, error.read())
-
-
-def client_b64(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def client_unb64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def client_der_to_raw(der):
@@ -1141,19 +888,6 @@ class ClientSecretMinter:
         if flip:
             signature = signature[:-1] + bytes([signature[-1] ^ 1])
         return signing_input + "." + client_b64(signature)
-
-
-def client_rs256_verify(signing_input, signature, n, e):
-    """Independent PKCS#1 v1.5 check: s^e mod n must be exactly 00 01 FF.. 00 DigestInfo(sha256)."""
-    k = (n.bit_length() + 7) // 8
-    if len(signature) != k:
-        return False
-    em = pow(int.from_bytes(signature, "big"), e, n).to_bytes(k, "big")
-    digest_info = bytes([0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
-                         0x05, 0x00, 0x04, 0x20]) + hashlib.sha256(signing_input).digest()
-    padding = em[2:k - len(digest_info) - 1]
-    return (em[:2] == b"\x00\x01" and set(padding) == {0xFF} and len(padding) >= 8
-            and em[k - len(digest_info) - 1] == 0 and em[k - len(digest_info):] == digest_info)
 
 
 def client_verify_jws(token, jwks):
@@ -1237,28 +971,8 @@ class Receiver:
         self.server.server_close()
 
 
-class SelfTest:
+class SelfTest(SelfTestBase):
     REDIRECT = 'https://rp.example.org/cb?x=1&y="<>'
-
-    def __init__(self):
-        self.failures = 0
-        self.passes = 0
-
-    def check(self, name, condition, detail=""):
-        if condition:
-            self.passes += 1
-            print("ok   " + name)
-        else:
-            self.failures += 1
-            print("FAIL " + name + ((" -- " + str(detail)) if detail != "" else ""))
-        return condition
-
-    def section(self, name, function):
-        try:
-            function()
-        except Exception:  # noqa: BLE001
-            self.failures += 1
-            print("FAIL %s raised:\n%s" % (name, traceback.format_exc()))
 
     # -- helpers --
 
@@ -1669,31 +1383,7 @@ class SelfTest:
                    and zero["refresh_calls"] == {} and [k["kid"] for k in self.jwks()["keys"]] == ["mockApple1"], zero)
 
     def subprocess_protocol(self):
-        for how in ("SIGTERM", "stdin EOF"):
-            arguments = [sys.executable, __file__, "--port", "0"]
-            if how == "stdin EOF":
-                arguments.append("--exit-on-stdin-eof")
-            child = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE)
-            try:
-                line = child.stdout.readline().decode()
-                self.check("child prints 'PORT <n>'", re.fullmatch(r"PORT [1-9][0-9]*\n", line) is not None, line)
-                port = int(line.split()[1])
-                keys = http("GET", "http://127.0.0.1:%d/auth/keys" % port)
-                self.check("child serves", keys.status == 200)
-                if how == "SIGTERM":
-                    child.send_signal(signal.SIGTERM)
-                else:
-                    child.stdin.close()
-                status = child.wait(timeout=10)
-                rest = child.stdout.read()
-                self.check("%s -> exit 0, nothing more on stdout" % how, status == 0 and rest == b"", (status, rest))
-            finally:
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-                for stream in (child.stdin, child.stdout, child.stderr):
-                    if not stream.closed:
-                        stream.close()
+        self.child_protocol(__file__, "/auth/keys", ("SIGTERM", "stdin EOF"))
 
     def run(self):
         server = make_server("127.0.0.1", 0)
@@ -1725,52 +1415,10 @@ class SelfTest:
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description="Mock of Sign in with Apple's server API for tests.")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
-    parser.add_argument("--exit-on-stdin-eof", action="store_true",
-                        help="also exit when stdin closes (the launching test process died)")
-    parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
-    parser.add_argument("--selftest", action="store_true", help="run the built-in client against a fresh server")
-    args = parser.parse_args(argv)
-
+    args = parse_arguments(argv, "Mock of Sign in with Apple's server API for tests.")
     if args.selftest:
         return SelfTest().run()
-
-    host = "127.0.0.1" if args.host == "localhost" else args.host
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        parser.error("--host must be a loopback address")
-
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
-    signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
-
-    server = make_server(host, args.port, args.verbose)
-    # A short poll interval keeps SIGTERM-to-exit near 50 ms; test teardown waits for it.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    sys.stdout.write("PORT %d\n" % server.state.port)
-    sys.stdout.flush()
-
-    if args.exit_on_stdin_eof:
-        def watch_stdin():
-            try:
-                while sys.stdin.buffer.read(4096):
-                    pass
-            except OSError:
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
-
-    while not stop.wait(1.0):
-        pass
-    server.shutdown()
-    server.server_close()
-    return 0
+    return serve(lambda: make_server(args.host, args.port, args.verbose), args.exit_on_stdin_eof)
 
 
 if __name__ == "__main__":

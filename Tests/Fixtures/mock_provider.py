@@ -14,26 +14,25 @@ The first and only stdout line is "PORT <n>"; the server then runs until SIGTERM
 and exits 0. See README.md next to this file for the endpoints.
 """
 
-import argparse
 import base64
 import hashlib
 import hmac
 import html
-import ipaddress
 import json
+import os
 import re
 import secrets
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
-import traceback
-import urllib.error
 import urllib.parse
-import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# Explicitly, because -I and PYTHONSAFEPATH leave the script's directory off sys.path.
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from mock_common import (  # noqa: E402
+    NO_STORE, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, append_query, b64url,
+    client_rs256_verify, client_unb64, compact_jws, http, json_bytes, make_mock_server, parse_arguments, serve,
+)
 
 # --- Registered clients (test constants) -------------------------------------------------
 
@@ -49,38 +48,28 @@ ID_TOKEN_LIFETIME = 600
 DEFAULT_ACCESS_TOKEN_LIFETIME = 3600
 OAUTH1_TIMESTAMP_WINDOW = 600   # oauth_timestamp accepted within +-600 s
 OAUTH1_REQUEST_TOKEN_LIFETIME = 600
-MAX_BODY = 1 << 20
 
 # --- Fixed 2048-bit RSA test key (generated once with `openssl genrsa 2048`; test data) ---
 
-RSA_KID = "mock-rsa-1"
-RSA_E = 65537
-RSA_N = int(
-    "b915906b76c05407bf901d3c15fe27ffe72ff7b268a5126dd66828a2849da715"
-    "4035ca5577af5e7ce8df825ec1fdf14d3d9d5c7c7c9a318d9ef86b537ac344a1"
-    "4e9738e33453a77ed66da696e4b279f69373516ecd7b732f420c2eff25f083dd"
-    "0333e8745a4418fb326c1c561c418bc7123aa219c146b0cc246f4606f3992676"
-    "7311a89b018574b84eb842e53c9d0c065ddfaf393744cac3e0c8a9249f323007"
-    "be976726495ffa6ad2c4a4c4070256b016652ffc9013dcaa71b4023def45b02b"
-    "0645dba4c5d05f89cce3a769ed08ba2e2d0bb4a2620ca30feb351ffbde4cbdcc"
+RSA_KEY = RsaKey("mock-rsa-1", (
+    "b915906b76c05407bf901d3c15fe27ffe72ff7b268a5126dd66828a2849da715",
+    "4035ca5577af5e7ce8df825ec1fdf14d3d9d5c7c7c9a318d9ef86b537ac344a1",
+    "4e9738e33453a77ed66da696e4b279f69373516ecd7b732f420c2eff25f083dd",
+    "0333e8745a4418fb326c1c561c418bc7123aa219c146b0cc246f4606f3992676",
+    "7311a89b018574b84eb842e53c9d0c065ddfaf393744cac3e0c8a9249f323007",
+    "be976726495ffa6ad2c4a4c4070256b016652ffc9013dcaa71b4023def45b02b",
+    "0645dba4c5d05f89cce3a769ed08ba2e2d0bb4a2620ca30feb351ffbde4cbdcc",
     "e4e21dd13feec09a0539b6a99fa16f00e145855b6f0447ed80213f62c29c1f17",
-    16,
-)
-RSA_D = int(
-    "6067730a0698b72c320386b6bd5ddcc7d64b8de147d07380f2a4de45887df581"
-    "84288073741bcc4393a897e773742a33e95c05c871be7f011d4497e2ab96fa30"
-    "6b1729726ed703ef7511382c7082e634212977c9170eae38775691442526da08"
-    "4c9ac50195e2d280450b3ad73f7084b5f430c62e5415d610ff0956985859f545"
-    "ea634dd6a0d5fa29870bff458d9ad3e3c27c399b74205b8b560323f14a4a9f61"
-    "a51dcd626efe0709a836c20c881f5544b4e3762df91f8f26ef6093a936d5fa84"
-    "b6ba1960e377fc6e02826d412773ba6b2ccb727eddebaff15f9b2c835f501b31"
+), (
+    "6067730a0698b72c320386b6bd5ddcc7d64b8de147d07380f2a4de45887df581",
+    "84288073741bcc4393a897e773742a33e95c05c871be7f011d4497e2ab96fa30",
+    "6b1729726ed703ef7511382c7082e634212977c9170eae38775691442526da08",
+    "4c9ac50195e2d280450b3ad73f7084b5f430c62e5415d610ff0956985859f545",
+    "ea634dd6a0d5fa29870bff458d9ad3e3c27c399b74205b8b560323f14a4a9f61",
+    "a51dcd626efe0709a836c20c881f5544b4e3762df91f8f26ef6093a936d5fa84",
+    "b6ba1960e377fc6e02826d412773ba6b2ccb727eddebaff15f9b2c835f501b31",
     "0eb21ce9fd88b4489cebf57a1e4f87dd26a017407e18042fe1ba737d9b99cb1",
-    16,
-)
-RSA_SIZE = (RSA_N.bit_length() + 7) // 8
-
-# DER prefix of DigestInfo{ sha256, NULL params } (RFC 8017 section 9.2, note 1).
-SHA256_DIGEST_INFO_PREFIX = bytes.fromhex("3031300d060960864801650304020105000420")
+))
 
 PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 
@@ -88,49 +77,13 @@ PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 # --- Encoding helpers -------------------------------------------------------------------
 
 
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def b64url_decode(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def json_bytes(value):
-    return json.dumps(value, separators=(",", ":")).encode("utf-8")
-
-
 def form_bytes(pairs):
     """application/x-www-form-urlencoded, spaces as '+', as providers' form bodies are."""
     return urllib.parse.urlencode(pairs).encode("ascii")
 
 
-def int_to_bytes(value, length):
-    return value.to_bytes(length, "big")
-
-
-def rs256_sign(message):
-    """RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 section 8.2.1), textbook: EM^d mod n."""
-    t = SHA256_DIGEST_INFO_PREFIX + hashlib.sha256(message).digest()
-    em = b"\x00\x01" + b"\xff" * (RSA_SIZE - len(t) - 3) + b"\x00" + t
-    return int_to_bytes(pow(int.from_bytes(em, "big"), RSA_D, RSA_N), RSA_SIZE)
-
-
 def make_jws(claims):
-    header = {"alg": "RS256", "kid": RSA_KID, "typ": "JWT"}
-    signing_input = b64url(json_bytes(header)) + "." + b64url(json_bytes(claims))
-    return signing_input + "." + b64url(rs256_sign(signing_input.encode("ascii")))
-
-
-def jwk():
-    return {
-        "kty": "RSA",
-        "kid": RSA_KID,
-        "use": "sig",
-        "alg": "RS256",
-        "n": b64url(int_to_bytes(RSA_N, RSA_SIZE)),
-        "e": b64url(int_to_bytes(RSA_E, 3)),
-    }
+    return compact_jws({"alg": "RS256", "kid": RSA_KEY.kid, "typ": "JWT"}, claims, RSA_KEY)
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -207,11 +160,6 @@ def new_oauth1_secret():
     return base64.b64encode(secrets.token_bytes(22)).decode("ascii")
 
 
-def append_query(uri, pairs):
-    separator = "" if uri.endswith(("?", "&")) else ("&" if "?" in uri else "?")
-    return uri + separator + urllib.parse.urlencode(pairs)
-
-
 # --- State ------------------------------------------------------------------------------
 
 STAT_KEYS = (
@@ -220,14 +168,12 @@ STAT_KEYS = (
 )
 
 
-class ProviderState:
+class ProviderState(MockState):
     """Everything the provider remembers. Every access goes through `lock`."""
 
     def __init__(self, token_format, host, issuer_path):
-        self.lock = threading.RLock()
-        self.host = host
+        super().__init__(host)
         self.issuer_path = issuer_path
-        self.port = 0
         self.startup_config = {
             "token_format": token_format,
             "access_token_lifetime": DEFAULT_ACCESS_TOKEN_LIFETIME,
@@ -247,18 +193,8 @@ class ProviderState:
             self.o1_nonces = set()   # (consumer key, nonce)
 
     @property
-    def base_url(self):
-        host = "[" + self.host + "]" if ":" in self.host else self.host
-        return "http://%s:%d" % (host, self.port)
-
-    @property
     def issuer(self):
         return self.base_url + self.issuer_path
-
-    def count(self, *keys):
-        with self.lock:
-            for key in keys:
-                self.stats[key] += 1
 
     def revoke_grant(self, grant):
         """Drops every token of one grant. Caller holds the lock."""
@@ -282,53 +218,9 @@ class ProviderState:
 # --- HTTP -------------------------------------------------------------------------------
 
 
-class BadRequest(Exception):
-    pass
-
-
-class ProviderServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False   # idle keep-alive connections must not delay shutdown
-    request_queue_size = 128
-
-    def __init__(self, address, state, verbose):
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        self.state = state
-        self.verbose = verbose
-        super().__init__(address, ProviderHandler)
-
-
-class ProviderHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class ProviderHandler(MockHandler):
     server_version = "MockProvider/1.0"
-    sys_version = ""
-    timeout = 30
-
-    # -- plumbing --
-
-    def version_string(self):
-        return self.server_version
-
-    def log_message(self, format, *args):
-        if self.server.verbose:
-            sys.stderr.write("mock_provider: %s - %s\n" % (self.address_string(), format % args))
-
-    def debug(self, text):
-        if self.server.verbose:
-            sys.stderr.write("mock_provider: " + text + "\n")
-
-    def do_GET(self):
-        self.dispatch("GET")
-
-    def do_POST(self):
-        self.dispatch("POST")
-
-    def do_PUT(self):
-        self.dispatch("PUT")
-
-    def do_DELETE(self):
-        self.dispatch("DELETE")
+    log_name = "mock_provider"
 
     def do_PATCH(self):
         self.dispatch("PATCH")
@@ -349,102 +241,16 @@ class ProviderHandler(BaseHTTPRequestHandler):
         "/_config": ("handle_config", ("GET", "POST")),
     }
 
-    @property
-    def state(self):
-        return self.server.state
-
-    def dispatch(self, method):
-        try:
-            self.method = method
-            split = urllib.parse.urlsplit(self.path)
-            self.req_path = split.path or "/"
-            self.query = urllib.parse.parse_qsl(split.query, keep_blank_values=True)
-            try:
-                self.body = self.read_body()
-            except (ValueError, OSError) as error:
-                self.close_connection = True
-                return self.send_text(400, "Bad request body: %s\n" % error)
-            route = self.ROUTES.get(self.req_path)
-            if route is None and self.is_discovery_path(self.req_path):
-                route = ("handle_discovery", ("GET",))
-            if route is None:
-                return self.send_text(404, "Not Found\n")
-            name, methods = route
-            if method not in methods:
-                return self.send_text(405, "Method Not Allowed\n", [("Allow", ", ".join(methods))])
-            getattr(self, name)()
-        except Exception:  # noqa: BLE001 - a mock must answer, and say why on stderr
-            traceback.print_exc(file=sys.stderr)
-            self.close_connection = True
-            try:
-                self.send_text(500, "Internal Server Error\n")
-            except OSError:
-                pass
+    def find_route(self, path):
+        route = self.ROUTES.get(path)
+        if route is None and self.is_discovery_path(path):
+            route = ("handle_discovery", ("GET",))
+        return route
 
     def is_discovery_path(self, path):
         well_known = "/.well-known/openid-configuration"
         issuer_path = self.state.issuer_path
         return path in (issuer_path + well_known, well_known + issuer_path)
-
-    def read_body(self):
-        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
-                if size == 0:
-                    while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                        pass
-                    return body
-                body += self.rfile.read(size)
-                self.rfile.readline(1024)
-                if len(body) > MAX_BODY:
-                    raise ValueError("body too large")
-        length = self.headers.get("Content-Length")
-        if length is None:
-            return b""
-        length = int(length)
-        if length < 0 or length > MAX_BODY:
-            raise ValueError("bad Content-Length")
-        return self.rfile.read(length)
-
-    def form_params(self):
-        """The body as (name, value) pairs when it is form-urlencoded, else None."""
-        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type != "application/x-www-form-urlencoded":
-            return None
-        try:
-            text = self.body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("body is not UTF-8")
-        return urllib.parse.parse_qsl(text, keep_blank_values=True)
-
-    def send(self, status, body=b"", content_type=None, headers=()):
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(body)
-
-    def send_text(self, status, text, headers=()):
-        self.send(status, text.encode("utf-8"), "text/plain; charset=utf-8", headers)
-
-    def send_json(self, status, value, headers=()):
-        self.send(status, json_bytes(value), "application/json; charset=utf-8", headers)
-
-    @staticmethod
-    def single_values(pairs):
-        """{name: value} and the set of names that occur more than once (RFC 6749 section 3.1)."""
-        values, duplicates = {}, set()
-        for name, value in pairs:
-            if name in values:
-                duplicates.add(name)
-            else:
-                values[name] = value
-        return values, duplicates
 
     # -- OAuth 2 authorization endpoint --
 
@@ -516,42 +322,19 @@ class ProviderHandler(BaseHTTPRequestHandler):
             }
         return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state)])
 
-    def respond_to_client(self, redirect_uri, response_mode, pairs):
-        pairs = [(name, value) for name, value in pairs if value is not None]
-        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
-        if response_mode == "form_post":
-            inputs = "".join(
-                '<input type="hidden" name="%s" value="%s"/>\n' % (html.escape(name, quote=True), html.escape(value, quote=True))
-                for name, value in pairs
-            )
-            page = (
-                "<!DOCTYPE html>\n<html>\n<head><title>Submit This Form</title></head>\n"
-                '<body onload="javascript:document.forms[0].submit()">\n'
-                '<form method="post" action="%s">\n%s'
-                '<noscript><button type="submit">Continue</button></noscript>\n'
-                "</form>\n</body>\n</html>\n"
-            ) % (html.escape(redirect_uri, quote=True), inputs)
-            return self.send(200, page.encode("utf-8"), "text/html; charset=utf-8", headers)
-        if response_mode == "fragment":
-            location = redirect_uri + "#" + urllib.parse.urlencode(pairs)
-        else:
-            location = append_query(redirect_uri, pairs)
-        return self.send(302, b"", None, [("Location", location)] + headers)
-
     # -- OAuth 2 token endpoint --
 
     def token_response(self, fields, lifetime, token_format):
         """Success body in the configured format: JSON, or form like GitHub's default."""
-        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
         if token_format == "form":
-            return self.send(200, form_bytes(fields), "application/x-www-form-urlencoded; charset=utf-8", headers)
+            return self.send(200, form_bytes(fields), "application/x-www-form-urlencoded; charset=utf-8", NO_STORE)
         document = {}
         for name, value in fields:
             document[name] = lifetime if name == "expires_in" else value
-        return self.send_json(200, document, headers)
+        return self.send_json(200, document, NO_STORE)
 
     def oauth2_error(self, status, error, description, basic=False):
-        headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+        headers = list(NO_STORE)
         if status == 401:
             headers.append(("WWW-Authenticate", 'Basic realm="mock"'))
         with self.state.lock:
@@ -595,22 +378,39 @@ class ProviderHandler(BaseHTTPRequestHandler):
             return None, (401, "invalid_client", "Client authentication failed", basic is not None)
         return client_id, None
 
-    def handle_token(self):
-        self.state.count("token")
+    def read_client_form(self):
+        """(params, duplicate names) of a form-encoded /token or /revoke request, or None after
+        the 400 has been sent."""
         try:
             pairs = self.form_params()
         except BadRequest as error:
             return self.oauth2_error(400, "invalid_request", str(error))
         if pairs is None:
             return self.oauth2_error(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
-        params, duplicates = self.single_values(pairs)
-        if params.get("grant_type") == "refresh_token":
-            self.state.count("refresh")
+        return self.single_values(pairs)
+
+    def authenticated_client(self, params, duplicates):
+        """The client_id, or None after the error has been sent. Duplicates are refused before
+        client authentication is even looked at."""
         if duplicates:
             return self.oauth2_error(400, "invalid_request", "Duplicate parameter: " + sorted(duplicates)[0])
         client_id, failure = self.authenticate_client(params)
         if failure:
             return self.oauth2_error(failure[0], failure[1], failure[2], failure[3])
+        return client_id
+
+    def handle_token(self):
+        self.state.count("token")
+        form = self.read_client_form()
+        if form is None:
+            return
+        params, duplicates = form
+        # Counted before the checks below, so a refresh that fails them still shows up.
+        if params.get("grant_type") == "refresh_token":
+            self.state.count("refresh")
+        client_id = self.authenticated_client(params, duplicates)
+        if client_id is None:
+            return
         grant_type = params.get("grant_type")
         if not grant_type:
             return self.oauth2_error(400, "invalid_request", "Missing required parameter: grant_type")
@@ -726,18 +526,13 @@ class ProviderHandler(BaseHTTPRequestHandler):
 
     def handle_revoke(self):
         self.state.count("revoke")
-        try:
-            pairs = self.form_params()
-        except BadRequest as error:
-            return self.oauth2_error(400, "invalid_request", str(error))
-        if pairs is None:
-            return self.oauth2_error(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
-        params, duplicates = self.single_values(pairs)
-        if duplicates:
-            return self.oauth2_error(400, "invalid_request", "Duplicate parameter: " + sorted(duplicates)[0])
-        client_id, failure = self.authenticate_client(params)
-        if failure:
-            return self.oauth2_error(failure[0], failure[1], failure[2], failure[3])
+        form = self.read_client_form()
+        if form is None:
+            return
+        params, duplicates = form
+        client_id = self.authenticated_client(params, duplicates)
+        if client_id is None:
+            return
         token = params.get("token")
         if not token:
             return self.oauth2_error(400, "invalid_request", "Missing required parameter: token")
@@ -757,7 +552,7 @@ class ProviderHandler(BaseHTTPRequestHandler):
         if foreign:
             return self.oauth2_error(400, "unauthorized_client", "Token was issued to another client")
         # Unknown or already revoked tokens also get 200 (RFC 7009 section 2.2).
-        return self.send(200, b"", None, [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+        return self.send(200, b"", None, NO_STORE)
 
     def bearer_record(self):
         """(record, None) for a valid bearer token, else (None, 401 already sent)."""
@@ -831,7 +626,7 @@ class ProviderHandler(BaseHTTPRequestHandler):
 
     def handle_jwks(self):
         self.state.count("jwks")
-        return self.send_json(200, {"keys": [jwk()]}, [("Cache-Control", "public, max-age=3600")])
+        return self.send_json(200, {"keys": [RSA_KEY.jwk()]}, [("Cache-Control", "public, max-age=3600")])
 
     # -- OAuth 1.0a --
 
@@ -1049,63 +844,10 @@ class ProviderHandler(BaseHTTPRequestHandler):
 
 
 def make_server(host, port, token_format, issuer_path, verbose=False):
-    state = ProviderState(token_format, host, issuer_path)
-    server = ProviderServer((host, port), state, verbose)
-    state.port = server.server_address[1]
-    return server
+    return make_mock_server(host, port, ProviderHandler, ProviderState(token_format, host, issuer_path), verbose)
 
 
 # --- Self-test: an independent little client ---------------------------------------------
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-class Response:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-    @property
-    def text(self):
-        return self.body.decode("utf-8")
-
-    def json(self):
-        return json.loads(self.body)
-
-    def form(self):
-        return dict(urllib.parse.parse_qsl(self.text, keep_blank_values=True))
-
-
-def http(method, url, headers=None, form=None):
-    data = None
-    headers = dict(headers or {})
-    if form is not None:
-        data = urllib.parse.urlencode(form).encode("ascii")
-        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with _OPENER.open(request, timeout=10) as reply:
-            return Response(reply.status, reply.headers, reply.read())
-    except urllib.error.HTTPError as error:
-        return Response(error.code, error.headers, error.read())
-
-
-def client_rs256_verify(signing_input, signature, n, e):
-    """Independent PKCS#1 v1.5 check: s^e mod n must be exactly 00 01 FF.. 00 DigestInfo(sha256)."""
-    k = (n.bit_length() + 7) // 8
-    if len(signature) != k:
-        return False
-    em = pow(int.from_bytes(signature, "big"), e, n).to_bytes(k, "big")
-    digest_info = bytes([0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
-                         0x05, 0x00, 0x04, 0x20]) + hashlib.sha256(signing_input).digest()
-    padding = em[2:k - len(digest_info) - 1]
-    return (em[:2] == b"\x00\x01" and set(padding) == {0xFF} and len(padding) >= 8
-            and em[k - len(digest_info) - 1] == 0 and em[k - len(digest_info):] == digest_info)
 
 
 def client_oauth1_sign(method, url, consumer_secret, token_secret, oauth_params, other_params):
@@ -1146,27 +888,7 @@ def client_oauth1_request(method, url, consumer_key, consumer_secret, token="", 
     return http(method, url, headers={"Authorization": header}, form=body if method == "POST" else None)
 
 
-class SelfTest:
-    def __init__(self):
-        self.failures = 0
-        self.passes = 0
-
-    def check(self, name, condition, detail=""):
-        if condition:
-            self.passes += 1
-            print("ok   " + name)
-        else:
-            self.failures += 1
-            print("FAIL " + name + ((" -- " + str(detail)) if detail != "" else ""))
-        return condition
-
-    def section(self, name, function):
-        try:
-            function()
-        except Exception:  # noqa: BLE001
-            self.failures += 1
-            print("FAIL %s raised:\n%s" % (name, traceback.format_exc()))
-
+class SelfTest(SelfTestBase):
     # -- known answers --
 
     def known_answers(self):
@@ -1196,7 +918,7 @@ class SelfTest:
         signature = oauth1_signature(base_string, "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
                                      "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE")
         self.check("Twitter HMAC-SHA1 example signature", signature == "hCtSmYh+iHYCEqBWrE7C7hYmtUk=", signature)
-        self.check("RSA key pair is consistent", pow(pow(0x1234567, RSA_E, RSA_N), RSA_D, RSA_N) == 0x1234567)
+        self.check("RSA key pair is consistent", pow(pow(0x1234567, RSA_E, RSA_KEY.n), RSA_KEY.d, RSA_KEY.n) == 0x1234567)
 
     # -- OAuth 2 / OIDC --
 
@@ -1213,8 +935,8 @@ class SelfTest:
         key = jwks["keys"][0]
         self.check("JWKS key fields", len(jwks["keys"]) == 1 and key["kty"] == "RSA" and key["kid"] == "mock-rsa-1"
                    and key["use"] == "sig" and key["alg"] == "RS256" and key["e"] == "AQAB", key)
-        n = int.from_bytes(b64url_decode(key["n"]), "big")
-        e = int.from_bytes(b64url_decode(key["e"]), "big")
+        n = int.from_bytes(client_unb64(key["n"]), "big")
+        e = int.from_bytes(client_unb64(key["e"]), "big")
         self.check("JWKS modulus is 2048 bits", n.bit_length() == 2048)
 
         # Full code flow: PKCE S256 + openid + nonce, client_secret_basic.
@@ -1247,14 +969,14 @@ class SelfTest:
 
         id_token = body.get("id_token", "..")
         header_b64, claims_b64, signature_b64 = id_token.split(".")
-        header = json.loads(b64url_decode(header_b64))
-        claims = json.loads(b64url_decode(claims_b64))
+        header = json.loads(client_unb64(header_b64))
+        claims = json.loads(client_unb64(claims_b64))
         self.check("id_token header", header == {"alg": "RS256", "kid": "mock-rsa-1", "typ": "JWT"}, header)
         self.check("id_token RS256 signature verifies with the JWKS key",
-                   client_rs256_verify((header_b64 + "." + claims_b64).encode(), b64url_decode(signature_b64), n, e))
+                   client_rs256_verify((header_b64 + "." + claims_b64).encode(), client_unb64(signature_b64), n, e))
         forged = b64url(json_bytes(dict(claims, sub="666")))
         self.check("altered id_token claims fail verification",
-                   not client_rs256_verify((header_b64 + "." + forged).encode(), b64url_decode(signature_b64), n, e))
+                   not client_rs256_verify((header_b64 + "." + forged).encode(), client_unb64(signature_b64), n, e))
         now = time.time()
         self.check("id_token claims", claims["iss"] == base and claims["sub"] == "12345" and claims["aud"] == "client-1"
                    and claims["nonce"] == "n-0S6_WzA2Mj" and claims["email"] == "octo@example.com"
@@ -1488,24 +1210,7 @@ class SelfTest:
                    and set(zero) == set(STAT_KEYS), zero)
 
     def subprocess_protocol(self):
-        child = subprocess.Popen([sys.executable, __file__, "--port", "0"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        try:
-            line = child.stdout.readline().decode()
-            self.check("child prints 'PORT <n>'", re.fullmatch(r"PORT [1-9][0-9]*\n", line) is not None, line)
-            port = int(line.split()[1])
-            config = http("GET", "http://127.0.0.1:%d/.well-known/openid-configuration" % port)
-            self.check("child serves", config.status == 200)
-            child.send_signal(signal.SIGTERM)
-            status = child.wait(timeout=10)
-            rest = child.stdout.read()
-            self.check("SIGTERM -> exit 0, nothing more on stdout", status == 0 and rest == b"", (status, rest))
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            child.stdout.close()
-            child.stderr.close()
+        self.child_protocol(__file__, "/.well-known/openid-configuration", ("SIGTERM",))
 
     def run(self):
         server = make_server("127.0.0.1", 0, "json", "")
@@ -1528,58 +1233,20 @@ class SelfTest:
 # --- Entry point ------------------------------------------------------------------------
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(description="Mock OAuth 2.0/OIDC + OAuth 1.0a provider for tests.")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+def add_provider_options(parser):
     parser.add_argument("--token-format", choices=("json", "form"), default="json")
     parser.add_argument("--issuer-path", default="", help="path appended to the issuer URL, e.g. /tenant")
-    parser.add_argument("--exit-on-stdin-eof", action="store_true",
-                        help="also exit when stdin closes (the launching test process died)")
-    parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
-    parser.add_argument("--selftest", action="store_true", help="run the built-in client against a fresh server")
-    args = parser.parse_args(argv)
 
+
+def main(argv):
+    args = parse_arguments(argv, "Mock OAuth 2.0/OIDC + OAuth 1.0a provider for tests.", add_provider_options)
     if args.selftest:
         return SelfTest().run()
-
-    host = "127.0.0.1" if args.host == "localhost" else args.host
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        parser.error("--host must be a loopback address")
     issuer_path = args.issuer_path.strip()
     if issuer_path:
         issuer_path = "/" + issuer_path.strip("/")
-
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
-    signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
-
-    server = make_server(host, args.port, args.token_format, issuer_path, args.verbose)
-    # A short poll interval keeps SIGTERM-to-exit near 50 ms; test teardown waits for it.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    sys.stdout.write("PORT %d\n" % server.state.port)
-    sys.stdout.flush()
-
-    if args.exit_on_stdin_eof:
-        def watch_stdin():
-            try:
-                while sys.stdin.buffer.read(4096):
-                    pass
-            except OSError:
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
-
-    while not stop.wait(1.0):
-        pass
-    server.shutdown()
-    server.server_close()
-    return 0
+    return serve(lambda: make_server(args.host, args.port, args.token_format, issuer_path, args.verbose),
+                 args.exit_on_stdin_eof)
 
 
 if __name__ == "__main__":

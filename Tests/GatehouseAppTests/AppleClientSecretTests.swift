@@ -34,7 +34,7 @@ struct AppleClientSecretTests {
         }
         #expect(exp - iat <= 15_777_000, "within Apple's six months")
         #expect(iat <= Double(Timestamp.now()))
-        #expect(try Base64URL.decode(parts[2])?.count == 64, "raw r‖s, not DER")
+        #expect(Base64URL.decode(parts[2])?.count == 64, "raw r‖s, not DER")
         #expect(try await minter.secret(for: identity, privateKeyPEM: rfc7515P8) == secret, "cached")
         let escaped = rfc7515P8.replacingOccurrences(of: "\n", with: "\\n")
         #expect(try await AppleClientSecret().secret(for: identity, privateKeyPEM: escaped).split(separator: ".").count == 3)

@@ -1,8 +1,4 @@
 import Foundation
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A local stand-in for Sign in with Apple's server API: `Tests/Fixtures/mock_apple.py` run as a
 /// python3 child process on 127.0.0.1. It serves `/auth/authorize` (form_post, first-consent
@@ -43,93 +39,28 @@ public final class MockApple: Sendable {
     /// Also the issuer (`iss` of every token) and the client_secret `aud`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private let process: Process
-    /// Our end of the child's stdin. The script exits when it closes, so a test run that dies
-    /// without calling `stop` leaves no orphaned mock behind.
-    private let stdinWriter: FileHandle
-    private let errors: ChildStandardError
-    private let stopped = Mutex(false)
+    private let child: MockProcess
 
     /// Launches `python3 Tests/Fixtures/mock_apple.py --port 0` and waits for its `PORT <n>`
     /// line on a thread of its own, never on the cooperative pool.
     public static func start() async throws -> MockApple {
-        try await offPool { try MockApple() }
+        try await offPool { MockApple(child: try MockProcess(scriptName: "mock_apple.py", name: "mock Apple")) }
     }
 
-    /// Blocking start; use `start` from async code.
-    private init() throws {
-        let script = Self.scriptPath
-        guard FileManager.default.fileExists(atPath: script) else {
-            throw MockProviderError("mock Apple script not found at \(script)")
-        }
-        let (executable, prefix) = try MockProvider.python()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = prefix + [script, "--port", "0", "--exit-on-stdin-eof"]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        do {
-            try process.run()
-        } catch {
-            throw MockProviderError("could not launch \(executable) \(script): \(error)")
-        }
-        let errors = ChildStandardError()
-        errors.collect(from: stderr.fileHandleForReading)
-
-        let reader = stdout.fileHandleForReading
-        let line = MockProvider.readLine(from: reader.fileDescriptor, timeout: MockProvider.startupTimeout)
-        guard let port = MockProvider.port(in: line.text) else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            let status = MockProvider.reap(process, within: 2)
-            errors.waitForEnd(within: 1)
-            let why: String
-            if line.timedOut {
-                why = "did not print its port within \(Int(MockProvider.startupTimeout)) s"
-            } else if let status {
-                why = "exited with status \(status) before printing its port"
-            } else {
-                why = "printed \(line.text.debugDescription) instead of \"PORT <n>\""
-            }
-            try? stdin.fileHandleForWriting.close()
-            throw MockProviderError("\(executable) \(script) \(why); stderr:\n\(errors.text)")
-        }
-        // Nothing else should come on stdout, but never let a full pipe stall the child.
-        MockProvider.drain(reader)
-        self.port = port
-        self.process = process
-        self.stdinWriter = stdin.fileHandleForWriting
-        self.errors = errors
-    }
-
-    deinit {
-        stop()
+    private init(child: MockProcess) {
+        self.child = child
+        self.port = child.port
     }
 
     /// Sends SIGTERM and waits (briefly) until the child has exited and been reaped.
-    /// Idempotent; `deinit` calls it too.
+    /// Idempotent; dropping the last reference stops the child too.
     public func stop() {
-        let first = stopped.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        guard first else { return }
-        try? stdinWriter.close()
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-        }
-        if MockProvider.reap(process, within: 5) == nil {
-            kill(process.processIdentifier, SIGKILL)
-            _ = MockProvider.reap(process, within: 5)
-        }
+        child.stop()
     }
 
     /// What the script wrote to stderr so far: tracebacks, and one
     /// "mock_apple: invalid_client: <why>" line per rejected client authentication.
-    public var standardError: String { errors.text }
+    public var standardError: String { child.standardError }
 
     // MARK: - Test helpers (the script's `/_` endpoints)
 
@@ -143,7 +74,7 @@ public final class MockApple: Sendable {
     ) async throws -> (identityToken: String, authorizationCode: String, user: String?) {
         var query = "client_id=\(Self.queryEncoded(clientID))&first=\(firstLogin ? "1" : "0")"
         if let nonce { query += "&nonce=\(Self.queryEncoded(nonce))" }
-        let object = try await controlJSON("POST /_native?\(query)")
+        let object = try await child.controlJSON("POST /_native?\(query)")
         guard let token = object["identity_token"] as? String, let code = object["authorization_code"] as? String else {
             throw MockProviderError("/_native returned \(object)")
         }
@@ -163,7 +94,7 @@ public final class MockApple: Sendable {
         body += #","key":"# + Self.jsonString(key)
         if let template { body += #","template":"# + Self.jsonString(template) }
         body += "}"
-        let response = try await control("POST /_sign", json: body)
+        let response = try await child.control("POST /_sign", json: body)
         return response.text
     }
 
@@ -171,23 +102,23 @@ public final class MockApple: Sendable {
     /// `publish` the JWKS serves only the new key at once; without it the JWKS keeps serving the
     /// old set until `publish()`, so an unknown-kid refetch still misses.
     public func rotate(publish: Bool) async throws {
-        _ = try await control("POST /_rotate?publish=\(publish ? "now" : "later")", form: "")
+        _ = try await child.control("POST /_rotate?publish=\(publish ? "now" : "later")", form: "")
     }
 
     /// `POST /_rotate?publish=both`: signs with the other key and serves both, old key first,
     /// which catches a client that takes `keys[0]` instead of matching the kid.
     public func rotateKeepingOldKey() async throws {
-        _ = try await control("POST /_rotate?publish=both", form: "")
+        _ = try await child.control("POST /_rotate?publish=both", form: "")
     }
 
     /// `POST /_publish`: the JWKS now serves only the current key.
     public func publish() async throws {
-        _ = try await control("POST /_publish", form: "")
+        _ = try await child.control("POST /_publish", form: "")
     }
 
     /// `POST /_fail_keys?count=n`: the next `count` `/auth/keys` fetches answer 503.
     public func failKeyFetches(count: Int) async throws {
-        _ = try await control("POST /_fail_keys?count=\(count)", form: "")
+        _ = try await child.control("POST /_fail_keys?count=\(count)", form: "")
     }
 
     /// `POST /_notify`: sends a server-to-server notification to `gatewayURL` and returns the
@@ -206,7 +137,7 @@ public final class MockApple: Sendable {
         body += #","type":"# + Self.jsonString(type) + #","sub":"# + Self.jsonString(sub)
         if let email { body += #","email":"# + Self.jsonString(email) }
         body += "}"
-        let object = try await controlJSON("POST /_notify", json: body)
+        let object = try await child.controlJSON("POST /_notify", json: body)
         guard let status = (object["status"] as? NSNumber)?.intValue, let jti = object["jti"] as? String,
             let payload = object["payload"] as? String
         else {
@@ -219,20 +150,14 @@ public final class MockApple: Sendable {
     /// "invalid_client", "discovery", plus "refresh_calls.<refresh token>" for each refresh
     /// token used in a refresh_token grant.
     public func stats() async throws -> [String: Int] {
-        let object = try await controlJSON("GET /_stats")
+        let object = try await child.controlJSON("GET /_stats")
         var counters: [String: Int] = [:]
         for (name, value) in object {
-            if let number = value as? Int {
+            if let number = MockProcess.integer(value) {
                 counters[name] = number
-            } else if let number = value as? NSNumber {
-                counters[name] = number.intValue
             } else if name == "refresh_calls", let calls = value as? [String: Any] {
                 for (token, count) in calls {
-                    if let count = count as? Int {
-                        counters["refresh_calls.\(token)"] = count
-                    } else if let count = count as? NSNumber {
-                        counters["refresh_calls.\(token)"] = count.intValue
-                    }
+                    if let count = MockProcess.integer(count) { counters["refresh_calls.\(token)"] = count }
                 }
             }
         }
@@ -241,50 +166,15 @@ public final class MockApple: Sendable {
 
     /// Why the last client authentication failed ("" if none has), from `GET /_stats`.
     public func lastInvalidClientReason() async throws -> String {
-        try await controlJSON("GET /_stats")["last_invalid_client"] as? String ?? ""
+        try await child.controlJSON("GET /_stats")["last_invalid_client"] as? String ?? ""
     }
 
     /// `POST /_reset`: forgets codes, tokens, consents and counters; the first key signs again.
     public func reset() async throws {
-        _ = try await control("POST /_reset", form: "")
+        _ = try await child.control("POST /_reset", form: "")
     }
 
     // MARK: - Plumbing
-
-    private func controlJSON(_ requestLine: String, json: String? = nil) async throws -> [String: Any] {
-        let response = try await control(requestLine, json: json, form: requestLine.hasPrefix("POST") && json == nil ? "" : nil)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)),
-            let dictionary = object as? [String: Any]
-        else {
-            throw MockProviderError("\(requestLine) returned \(response.text.debugDescription)")
-        }
-        return dictionary
-    }
-
-    private func control(_ requestLine: String, json: String? = nil, form: String? = nil) async throws -> RawResponse {
-        var text = "\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        if let body = json ?? form {
-            let type = json != nil ? "application/json" : "application/x-www-form-urlencoded"
-            text += "Content-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        } else {
-            text += "\r\n"
-        }
-        let response = try await request(port: port, text)
-        guard response.status == 200 else {
-            throw MockProviderError("\(requestLine) answered \(response.status): \(response.text)")
-        }
-        return response
-    }
-
-    /// `Tests/Fixtures/mock_apple.py`, found from this source file so any working directory works.
-    static var scriptPath: String {
-        URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()  // GatehouseTestSupport
-            .deletingLastPathComponent()  // Tests
-            .appendingPathComponent("Fixtures")
-            .appendingPathComponent("mock_apple.py")
-            .path
-    }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.
     static func queryEncoded(_ value: String) -> String {
