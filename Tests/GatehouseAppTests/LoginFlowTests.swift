@@ -126,6 +126,8 @@ struct LoginFlowTests {
         let bench = try await LoginBench.start(store: "sqlite:./data/gatehouse.db")
         let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"race"}"#))
         let code = try #require(message["data"]?["code"]?.stringValue)
+        let accessToken = try #require(message["data"]?["access_token"]?.stringValue)
+        #expect(!bench.gateway.workspace.allBytes(under: "data").contains(bytes: Array(accessToken.utf8)), "pending tokens are sealed at rest")
         let successes = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 {
                 group.addTask {

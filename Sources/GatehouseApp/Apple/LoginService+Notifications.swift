@@ -39,7 +39,7 @@ extension LoginService {
             "jti": .string(jti), "aud": .string(claims.aud.first ?? ""),
         ])
         let record = event.serialized()
-        let fresh = (try? await context.store.putRecord("apple-event:" + jti, value: record, ttlSeconds: 30 * 86_400)) ?? false
+        let fresh = (try? await putSealed(record, id: "apple-event:" + jti, ttlSeconds: 30 * 86_400)) ?? false
         guard fresh else { return .json(JSONValue.object(["status": "duplicate"])) }
         let subject = events["sub"]?.stringValue ?? ""
         for subscriber in subscribers where claims.aud.contains(where: subscriber.audiences.contains) {

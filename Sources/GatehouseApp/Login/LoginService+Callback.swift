@@ -18,7 +18,7 @@ extension LoginService {
         guard let stateID, AppRegistry.isIdentifier(stateID) else { return JSend.fail(400, field: "state", "missing") }
         let taken: [UInt8]?
         do throws(StoreError) {
-            taken = try await context.store.takeRecord(LoginRecordID.state(stateID))
+            taken = try await takeSealed(LoginRecordID.state(stateID))
         } catch {
             return JSend.error(503, "The store is unavailable")
         }
@@ -114,11 +114,11 @@ extension LoginService {
     /// then stored. Apple sends the name once; losing it would lose it for good.
     func rememberName(_ fresh: PersonName?, appKey: String, subject: String) async -> PersonName? {
         let id = "apple-name:\(appKey):\(subject)"
-        if let stored = try? await context.store.record(id), let name = try? JSONCoding.decode(PersonName.self, from: stored) {
+        if let stored = try? await readSealed(id), let name = try? JSONCoding.decode(PersonName.self, from: stored) {
             return name
         }
         guard let fresh, !subject.isEmpty, let bytes = try? JSONCoding.encode(fresh) else { return fresh }
-        _ = try? await context.store.putRecord(id, value: bytes, ttlSeconds: 10 * 365 * 86_400)
+        _ = try? await putSealed(bytes, id: id, ttlSeconds: 10 * 365 * 86_400)
         return fresh
     }
 
@@ -137,7 +137,7 @@ extension LoginService {
         let record = LoginCode(appKey: state.appKey, provider: state.provider, clientState: state.clientState, result: result)
         do throws(StoreError) {
             guard case let bytes = record.record,
-                try await context.store.putRecord(LoginRecordID.code(code), value: bytes, ttlSeconds: context.configuration.codeTTL)
+                try await putSealed(bytes, id: LoginRecordID.code(code), ttlSeconds: context.configuration.codeTTL)
             else { return .error("Internal error", state: state.clientState, provider: state.provider) }
         } catch {
             return .error("The store is unavailable", state: state.clientState, provider: state.provider)

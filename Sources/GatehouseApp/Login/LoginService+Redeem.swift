@@ -20,7 +20,7 @@ extension LoginService {
         let recordID = LoginRecordID.code(code)
         let stored: [UInt8]?
         do throws(StoreError) {
-            stored = try await context.store.record(recordID)
+            stored = try await readSealed(recordID)
         } catch {
             return JSend.error(503, "The store is unavailable")
         }
@@ -71,7 +71,7 @@ extension LoginService {
             // Apple throttles refresh-token checks done more than once a day (apple.md §5):
             // answer from the last check while it is less than a day old.
             let id = "apple-refresh:" + AppleSignIn.hex(Digest.sha256(Array(token.utf8)))
-            if let cached = try? await context.store.record(id), let body = JSONValue.parse(cached) {
+            if let cached = try? await readSealed(id), let body = JSONValue.parse(cached) {
                 return .json(body)
             }
             appleCheck = id
@@ -96,7 +96,7 @@ extension LoginService {
             result["scope"] = nil
             if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
             if let appleCheck, case let bytes = JSONValue.object(result).serialized() {
-                _ = try? await context.store.putRecord(appleCheck, value: bytes, ttlSeconds: 86_400)
+                _ = try? await putSealed(bytes, id: appleCheck, ttlSeconds: 86_400)
             }
             return .json(JSONValue.object(result))
         }

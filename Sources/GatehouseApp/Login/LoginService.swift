@@ -125,7 +125,7 @@ struct LoginService: Sendable {
         }
         let record = state.record
         do throws(StoreError) {
-            guard try await context.store.putRecord(LoginRecordID.state(stateID), value: record, ttlSeconds: context.configuration.stateTTL) else {
+            guard try await putSealed(record, id: LoginRecordID.state(stateID), ttlSeconds: context.configuration.stateTTL) else {
                 return deliver("Internal error")
             }
         } catch {
