@@ -18,6 +18,7 @@ final class Daemon: @unchecked Sendable {
     private let handle: Mutex<DaemonPointer?>
     private let quiescedSocket = Atomic<Int32>(-1)
     private let inFlightCount = Atomic<Int>(0)
+    let watchdog = Watchdog()
 
     init(configuration: HTTPServer.Configuration, router: Router, logger: Logger) throws(HTTPServerError) {
         self.router = router
@@ -48,6 +49,7 @@ final class Daemon: @unchecked Sendable {
         }
         handle.withLock { $0 = DaemonPointer(raw: started) }
         port = gh_mhd_bound_port(started)
+        watchdog.start()
     }
 
     var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
@@ -74,6 +76,7 @@ final class Daemon: @unchecked Sendable {
             MHD_stop_daemon(daemon.raw)
             current = nil
         }
+        watchdog.stop()
         let socket = quiescedSocket.exchange(-1, ordering: .relaxed)
         if socket >= 0 { close(socket) }
     }

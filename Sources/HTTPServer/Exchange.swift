@@ -98,35 +98,36 @@ final class Exchange: @unchecked Sendable {
             request.pathParameters = parameters
             // Suspend before the task exists, so a fast task can never resume first.
             MHD_suspend_connection(connection)
-            let timeout = daemon.configuration.handlerTimeout
-            let timer = Task { [self] in
-                try? await Task.sleep(for: timeout)
-                if Task.isCancelled { return }
-                daemon.logger.warning("Handler timed out", ["request.id": requestID, "http.path": rawPath])
-                complete(.error(504, "timeout", "the request took too long"))
-            }
+            daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
             let frozen = request
             Task { [self] in
-                let response = await handler(frozen)
-                timer.cancel()
-                complete(response)
+                complete(await handler(frozen))
             }
             return .YES
         }
     }
 
-    /// Hands a deferred handler's response back to libmicrohttpd, once.
-    private func complete(_ response: HTTPResponse) {
+    /// Hands a deferred handler's response back to libmicrohttpd, once: the handler and the
+    /// watchdog's timeout race, and only the first answer counts.
+    func complete(_ response: HTTPResponse) {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
+        daemon.watchdog.forget(self)
         reply.withLock { $0 = response }
         MHD_resume_connection(connection)
+    }
+
+    /// The watchdog gave up on the handler.
+    func timedOut() {
+        daemon.logger.warning("Handler timed out", ["request.id": requestID, "http.path": url])
+        complete(.error(504, "timeout", "the request took too long"))
     }
 
     /// Called from the completion callback. A connection closed while suspended (daemon
     /// stop) must never be resumed afterwards, so the answer slot is closed here too.
     func finish() {
         answered.store(true, ordering: .releasing)
+        daemon.watchdog.forget(self)
         let logger = daemon.logger
         guard logger.level <= .info else { return }
         let path = url

@@ -1,35 +1,45 @@
-/// Quotes a string as a JSON string literal. Used where building a whole encoder would be
-/// wasteful (log lines) and where the text may end up inside HTML: `<`, `>`, `&`, U+2028 and
-/// U+2029 are escaped too, so a quoted value can never close a `<script>` element.
+/// Quotes a string as a JSON string literal. The text may end up inside HTML: `<`, `>`, `&`,
+/// U+2028 and U+2029 are escaped too, so a quoted value can never close a `<script>` element.
 public enum JSONString {
     public static func quote(_ text: String) -> String {
-        var out = "\""
+        var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<": out += "\\u003c"
-            case ">": out += "\\u003e"
-            case "&": out += "\\u0026"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default:
-                if scalar.value < 0x20 {
-                    out += "\\u00" + hex(UInt8(scalar.value))
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        append(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func hex(_ value: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(value >> 4)], digits[Int(value & 0x0F)]])
+    /// Appends `text` quoted to `out`, working on UTF-8 bytes: this runs for every string of
+    /// every JSON response and log line.
+    public static func append(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""): out += [0x5C, 0x22]
+                case UInt8(ascii: "\\"): out += [0x5C, 0x5C]
+                case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+                case 0x09: out += [0x5C, UInt8(ascii: "t")]
+                case UInt8(ascii: "<"): out += Array("\\u003c".utf8)
+                case UInt8(ascii: ">"): out += Array("\\u003e".utf8)
+                case UInt8(ascii: "&"): out += Array("\\u0026".utf8)
+                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                    // U+2028 and U+2029 end a JavaScript line even inside a string literal.
+                    out += Array((bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    index += 2
+                case 0x00..<0x20:
+                    out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                default:
+                    out.append(byte)
+                }
+                index += 1
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
+
+    private static let hex = Array("0123456789abcdef".utf8)
 }

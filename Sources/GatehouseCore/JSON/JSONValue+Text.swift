@@ -32,7 +32,7 @@ extension JSONValue {
             } else {
                 out += Array(String(value).utf8)
             }
-        case .string(let value): out += Array(JSONString.quote(value).utf8)
+        case .string(let value): JSONString.append(value, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
@@ -44,7 +44,7 @@ extension JSONValue {
             out.append(UInt8(ascii: "{"))
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                out += Array(JSONString.quote(key).utf8)
+                JSONString.append(key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 members[key]?.write(into: &out)
             }
