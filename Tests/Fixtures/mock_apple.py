@@ -2,7 +2,7 @@
 """Mock of Sign in with Apple's server API for Gatehouse's integration tests.
 
 Apple is unreachable from test machines, so this speaks its wire formats on loopback instead
-(see /work/shared/docs/apple.md): /auth/authorize with form_post and the first-consent `user`
+(Apple's documented server API): /auth/authorize with form_post and the first-consent `user`
 field, /auth/token with the ES256 client_secret JWT (client_secret_post only), /auth/revoke,
 /auth/keys (RS256 JWKS with rotation), RS256 identity tokens, and server-to-server
 notifications. Helpers prefixed `/_` stand in for the parts a test cannot drive through HTTP
