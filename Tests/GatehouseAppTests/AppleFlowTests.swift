@@ -281,61 +281,6 @@ struct AppleFlowTests {
         try await bench.stop()
     }
 
-    @Test("an accepted notification is forwarded to the app's notification_url")
-    func forwarding() async throws {
-        let bench = try await AppleBench.start()
-        let directory = TemporaryDirectory.make()
-        let receiver = Process()
-        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        receiver.arguments = ["-c", Self.receiverScript, directory + "/received"]
-        let output = Pipe()
-        receiver.standardOutput = output
-        try receiver.run()
-        defer { receiver.terminate() }
-        let portLine = try await offPool { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
-        let port = try #require(Int(portLine.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let update = JSONValue.object([
-            "parameters": .object([
-                "client_id": .string(MockApple.servicesID), "client_ids": .array([.string(MockApple.bundleID)]),
-                "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),
-                "notification_url": .string("http://127.0.0.1:\(port)/hook"),
-            ])
-        ])
-        let stored = try await bench.gateway.send(
-            "PUT", "/api/admin/apps/\(bench.key)/keysets/apple", body: String(decoding: try JSONCoding.encode(update), as: UTF8.self))
-        #expect(stored.status == 200)
-        let url = "http://127.0.0.1:\(bench.gateway.port)/auth/apple/notifications"
-        #expect(try await bench.apple.notify(gatewayURL: url, aud: MockApple.bundleID, type: "consent-revoked", sub: MockApple.subject) == 200)
-        var received = ""
-        for _ in 0..<100 where received.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            received = (try? String(contentsOfFile: directory + "/received", encoding: .utf8)) ?? ""
-        }
-        let event = try #require(JSONValue.parse(received.split(separator: "\n").first.map(String.init) ?? ""))
-        #expect(event["type"] == "consent-revoked")
-        #expect(event["sub"] == .string(MockApple.subject))
-        #expect(event["provider"] == "apple")
-        try await bench.stop()
-    }
-
-    /// A tiny webhook receiver: prints its port, appends each POST body as a line to a file.
-    static let receiverScript = """
-        import http.server, sys
-        path = sys.argv[1]
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with open(path, "ab") as f:
-                    f.write(body + b"\\n")
-                self.send_response(204)
-                self.end_headers()
-            def log_message(self, *a):
-                pass
-        s = http.server.HTTPServer(("127.0.0.1", 0), H)
-        print(s.server_address[1], flush=True)
-        s.serve_forever()
-        """
-
     static func sha256Hex(_ text: String) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
