@@ -45,9 +45,9 @@ let package = Package(
         // Helpers shared by the test targets: raw sockets, a process runner, temporary dirs.
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
-        .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),

@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseCrypto
+import GatehouseTestSupport
 import Testing
 
 @Suite("Public key import")

@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseCrypto
+import GatehouseTestSupport
 import Testing
 
 @Suite("Signatures against the openssl command line")

@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseCrypto
 import JOSE
+import GatehouseTestSupport
 import Testing
 
 @Suite("RS256 tokens signed by the openssl command line")
