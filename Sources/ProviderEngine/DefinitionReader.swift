@@ -52,11 +52,13 @@ public struct DefinitionReader {
         }
         checkKeysetReferences(oauth2: oauth2, oauth1: oauth1)
         guard let name else { return nil }
-        return ProviderDefinition(
+        var definition = ProviderDefinition(
             id: id, name: name, description: optionalString(object["description"], at: "/description"), url: base,
             docs: optionalURL(object["docs"], at: "/docs", absolute: true), logo: optionalString(object["logo"], at: "/logo"),
             oauth2: oauth2, oauth1: oauth1, openid: openid, profile: object["profile"], native: object["native"],
             document: document)
+        definition.normalise()
+        return definition
     }
 
     private mutating func oauth2Definition(_ value: JSONValue, base: String?) -> OAuth2Definition? {

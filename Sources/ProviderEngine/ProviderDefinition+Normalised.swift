@@ -3,8 +3,16 @@ internal import GatehouseCore
 /// OAuth.io's "extended" provider: the definition with every default filled in, which is
 /// what the flows run and what `/api/providers/:id?extend=true` shows.
 extension ProviderDefinition {
+    /// Fills in the normalised blocks once, when the definition is read: every login reads
+    /// them, and rebuilding the default queries per request would be wasted work.
+    mutating func normalise() {
+        normalisedOAuth2 = makeNormalisedOAuth2()
+        normalisedOAuth1 = makeNormalisedOAuth1()
+        callbackCarriesState = makeCallbackCarriesState()
+    }
+
     /// The OAuth 2 block with default queries, PKCE and OpenID additions applied.
-    public var normalisedOAuth2: OAuth2Definition? {
+    func makeNormalisedOAuth2() -> OAuth2Definition? {
         guard var oauth2 else { return nil }
         let hasScope = oauth2.parameters["scope"] != nil
         if oauth2.authorize.query == nil {
@@ -53,17 +61,16 @@ extension ProviderDefinition {
     }
 
     /// The OAuth 1 block with its request-token default applied.
-    public var normalisedOAuth1: OAuth1Definition? {
+    func makeNormalisedOAuth1() -> OAuth1Definition? {
         guard var oauth1 else { return nil }
         if oauth1.requestToken.query == nil { oauth1.requestToken.query = ["oauth_callback": "{{callback}}"] }
         oauth1.request = Self.normalisedRequest(oauth1.request, base: url, bearer: false)
         return oauth1
     }
 
-    /// True when the callback must carry the state itself (`{{callback}}?state=…`): the
-    /// authorize step has no `{{state}}` of its own, so the provider would not echo it.
-    public var callbackCarriesState: Bool {
-        guard let authorize = normalisedOAuth2?.authorize else { return true }
+    /// Whether `{{state}}` appears nowhere in the authorize step (see `callbackCarriesState`).
+    func makeCallbackCarriesState() -> Bool {
+        guard let authorize = makeNormalisedOAuth2()?.authorize else { return true }
         let texts = [authorize.url] + Array((authorize.query ?? [:]).values)
         return !texts.contains { Template.references(in: $0).flow.contains("state") }
     }

@@ -23,6 +23,14 @@ public struct ProviderDefinition: Sendable, Hashable {
     /// The definition exactly as written, for `/api/providers/:id`.
     public var document: JSONValue
 
+    /// The OAuth 2 block with OAuth.io's defaults filled in: what the flows run.
+    public internal(set) var normalisedOAuth2: OAuth2Definition? = nil
+    /// The OAuth 1 block with its defaults filled in.
+    public internal(set) var normalisedOAuth1: OAuth1Definition? = nil
+    /// True when the callback must carry the state itself (`{{callback}}?state=…`): the
+    /// authorize step has no `{{state}}` of its own, so the provider would not echo it.
+    public internal(set) var callbackCarriesState = true
+
     /// The highest OAuth version the provider supports, as OAuth.io reports it.
     public var defaultVersion: OAuthVersion? {
         oauth2 != nil ? .oauth2 : (oauth1 != nil ? .oauth1 : nil)

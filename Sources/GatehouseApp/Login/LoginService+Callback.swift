@@ -46,8 +46,8 @@ extension LoginService {
         guard let keyset else { return failure("The app has no keyset for \(provider)") }
         var parameters = keyset.parameters
         if let scope = state.scopeOverride { parameters["scope"] = .string(scope) }
-        let callback = definition.callbackCarriesState || state.version == OAuthVersion.oauth1.rawValue
-            ? callbackURL + "?state=" + stateID : callbackURL
+        let callback = callback(
+            for: definition, version: OAuthVersion(rawValue: state.version) ?? .oauth2, stateID: stateID)
         var result: [String: JSONValue]
         if state.version == OAuthVersion.oauth1.rawValue {
             guard let oauth1 = definition.normalisedOAuth1 else { return failure("\(provider) has no OAuth 1 login") }

@@ -14,6 +14,13 @@ struct LoginService: Sendable {
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 
+    /// The callback the provider is given. OAuth 1 providers, and OAuth 2 ones whose
+    /// authorize step sends no state, get the state in the callback URL itself; start and
+    /// callback must build the same URL, since the token endpoint compares them.
+    func callback(for definition: ProviderDefinition, version: OAuthVersion, stateID: String) -> String {
+        definition.callbackCarriesState || version == .oauth1 ? callbackURL + "?state=" + stateID : callbackURL
+    }
+
     // MARK: Start
 
     func start(_ request: HTTPRequest) async -> HTTPResponse {
@@ -89,7 +96,7 @@ struct LoginService: Sendable {
             if let list = scope.arrayValue { parameters["scope"] = .array(list) }
             state.scopeOverride = scope.stringValue ?? scope.arrayValue?.compactMap(\.stringValue).joined(separator: " ")
         }
-        let callback = definition.callbackCarriesState || version == .oauth1 ? callbackURL + "?state=" + stateID : callbackURL
+        let callback = callback(for: definition, version: version, stateID: stateID)
         var flow = ["state": stateID, "callback": callback, "nonce": nonce]
         let location: String
         switch version {
