@@ -49,7 +49,14 @@ extension LoginService {
             }
             let offered = PersonName(appleUser: fields["user"]) ?? PersonName(first: fields["given_name"], last: fields["family_name"])
             let name = await rememberName(offered, appKey: app.key, subject: claims.sub ?? "")
-            credentials["user"] = AppleSignIn.profile(claims, name: name)
+            let profile = AppleSignIn.profile(claims, name: name)
+            credentials["user"] = profile
+            // Apple has no profile endpoint: `me` answers from this record, found by the
+            // access token when a code was exchanged, else by the identity token.
+            let sessionToken = credentials["access_token"]?.stringValue ?? identityToken
+            guard (try? await rememberNativeSession(
+                NativeSession(appKey: app.key, provider: provider, profile: profile), token: sessionToken)) != nil
+            else { return .error(503, "store_unavailable", "the store is unavailable") }
             guard let clientState else {
                 credentials["provider"] = .string(provider)
                 return .json(JSONValue.object(credentials))

@@ -95,7 +95,10 @@ extension LoginService {
                         idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: state.nonce,
                         authorizationCode: nil)
                     let name = await rememberName(PersonName(appleUser: fields["user"]), appKey: state.appKey, subject: claims.sub ?? "")
-                    result["user"] = AppleSignIn.profile(claims, name: name)
+                    let profile = AppleSignIn.profile(claims, name: name)
+                    result["user"] = profile
+                    let session = NativeSession(appKey: state.appKey, provider: state.provider, profile: profile)
+                    _ = try? await rememberNativeSession(session, token: result["access_token"]?.stringValue ?? idToken)
                 } catch {
                     return failure(error.reason)
                 }
