@@ -25,7 +25,8 @@ final class Exchange: @unchecked Sendable {
     /// Set once a 413 is decided, so later body chunks are dropped.
     var rejectedForSize = false
     private var discarded = 0
-    private let reply = Mutex<HTTPResponse?>(nil)
+    /// A deferred handler's answer, and whether the connection was suspended to wait for it.
+    private let reply = Mutex<(response: HTTPResponse?, suspended: Bool)>((nil, false))
     private let answered = Atomic<Bool>(false)
 
     init(connection: OpaquePointer, method: String, url: String, daemon: Daemon) {
@@ -66,7 +67,7 @@ final class Exchange: @unchecked Sendable {
             }
             return .YES
         }
-        if let ready = reply.withLock({ value -> HTTPResponse? in defer { value = nil }; return value }) {
+        if let ready = reply.withLock({ slot -> HTTPResponse? in defer { slot.response = nil }; return slot.response }) {
             return queue(ready)
         }
         if rejectedForSize { return queue(.error(413, "payload_too_large", "the request body exceeds the limit")) }
@@ -96,24 +97,41 @@ final class Exchange: @unchecked Sendable {
             return queue(handler(request))
         case .found(.deferred(let handler), let parameters):
             request.pathParameters = parameters
-            // Suspend before the task exists, so a fast task can never resume first.
-            MHD_suspend_connection(connection)
-            daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
             let frozen = request
-            Task { [self] in
-                complete(await handler(frozen))
+            // The handler starts here, on this thread; if it finishes without suspending, its
+            // answer is already in `reply` when the task creation returns.
+            InlineStartExecutor.shared.runningInline {
+                Task(executorPreference: InlineStartExecutor.shared) { [self] in complete(await handler(frozen)) }
             }
+            let early = reply.withLock { slot -> HTTPResponse? in
+                if let ready = slot.response {
+                    slot.response = nil
+                    return ready
+                }
+                // Suspend under the lock, so a handler finishing on another thread right now
+                // resumes only a connection that is already suspended.
+                slot.suspended = true
+                MHD_suspend_connection(connection)
+                return nil
+            }
+            if let early { return queue(early) }
+            daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
             return .YES
         }
     }
 
     /// Hands a deferred handler's response back to libmicrohttpd, once: the handler and the
-    /// watchdog's timeout race, and only the first answer counts.
+    /// watchdog's timeout race, and only the first answer counts. Before the dispatching
+    /// callback has suspended the connection, the answer just waits in `reply` for it.
     func complete(_ response: HTTPResponse) {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
+        let resume = reply.withLock { slot -> Bool in
+            slot.response = response
+            return slot.suspended
+        }
+        guard resume else { return }
         daemon.watchdog.forget(self)
-        reply.withLock { $0 = response }
         MHD_resume_connection(connection)
     }
 

@@ -26,82 +26,108 @@ public struct TemplateContext: Sendable {
 
 /// OAuth.io's template language: `{x}` keyset values, `{{x}}` flow values, and
 /// `!BASE64…!BASE64` for base64 of the rendered text between the markers (Basic auth).
+///
+/// Rendering runs several times per login, so it scans UTF-8 bytes: the markup is ASCII,
+/// and walking `Character`s (grapheme breaking) cost more than the rest of a render.
 public enum Template {
-    private static let base64Marker = "!BASE64"
+    private static let base64Marker = Array("!BASE64".utf8)
+    private static let openBrace = UInt8(ascii: "{")
+    private static let closeBrace = UInt8(ascii: "}")
 
     /// Renders `template`. Unknown names render as empty strings.
     public static func render(_ template: String, _ context: TemplateContext) -> String {
-        guard template.contains("{") || template.contains(base64Marker) else { return template }
-        var output = ""
-        var rest = Substring(template)
-        while let start = rest.firstRange(of: base64Marker) {
-            output += substitute(rest[..<start.lowerBound], context)
-            let after = rest[start.upperBound...]
-            guard let end = after.firstRange(of: base64Marker) else {
-                rest = after
+        let bytes = Array(template.utf8)
+        guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 64)
+        var position = 0
+        while let start = find(base64Marker, in: bytes, from: position) {
+            substitute(bytes[position..<start], context, into: &output)
+            let inner = start + base64Marker.count
+            guard let end = find(base64Marker, in: bytes, from: inner) else {
+                position = inner
                 break
             }
-            output += Base64.encode(Array(substitute(after[..<end.lowerBound], context).utf8))
-            rest = after[end.upperBound...]
+            var encoded: [UInt8] = []
+            substitute(bytes[inner..<end], context, into: &encoded)
+            output.append(contentsOf: Base64.encode(encoded).utf8)
+            position = end + base64Marker.count
         }
-        return output + substitute(rest, context)
+        substitute(bytes[position...], context, into: &output)
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// The names a template refers to: `keyset` for `{x}`, `flow` for `{{x}}`.
     public static func references(in template: String) -> (keyset: Set<String>, flow: Set<String>) {
         var keyset: Set<String> = []
         var flow: Set<String> = []
-        scan(Substring(template)) { name, isFlow in
+        var ignored: [UInt8] = []
+        scan(Array(template.utf8)[...], into: &ignored) { name, isFlow in
             if isFlow { flow.insert(name) } else { keyset.insert(name) }
             return ""
         }
         return (keyset, flow)
     }
 
-    private static func substitute(_ text: Substring, _ context: TemplateContext) -> String {
-        scan(text) { name, isFlow in
+    private static func substitute(_ text: ArraySlice<UInt8>, _ context: TemplateContext, into output: inout [UInt8]) {
+        scan(text, into: &output) { name, isFlow in
             isFlow ? (context.flow[name] ?? "") : context.keysetValue(name)
         }
     }
 
-    /// Walks `text`, replacing each `{name}` / `{{name}}` with `replace(name, isFlow)`.
-    /// Spaces inside the braces are ignored (`{{ state }}` works).
-    @discardableResult
-    private static func scan(_ text: Substring, _ replace: (String, Bool) -> String) -> String {
-        var output = ""
+    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
+        var index = start
+        while index <= bytes.count - needle.count {
+            if bytes[index] == needle[0], bytes[index..<index + needle.count].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Letters, digits, `_`, `-`, `.`; bytes of non-ASCII characters count as letters.
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), 0x80...:
+            true
+        default: false
+        }
+    }
+
+    /// Walks `text`, appending it to `output` with each `{name}` / `{{name}}` replaced by
+    /// `replace(name, isFlow)`. Spaces inside the braces are ignored (`{{ state }}` works).
+    private static func scan(_ text: ArraySlice<UInt8>, into output: inout [UInt8], _ replace: (String, Bool) -> String) {
         var index = text.startIndex
         while index < text.endIndex {
-            let character = text[index]
-            guard character == "{" else {
-                output.append(character)
-                index = text.index(after: index)
-                continue
+            guard let open = text[index...].firstIndex(of: openBrace) else {
+                output.append(contentsOf: text[index...])
+                return
             }
-            let afterOpen = text.index(after: index)
-            let isFlow = afterOpen < text.endIndex && text[afterOpen] == "{"
-            let nameStart = isFlow ? text.index(after: afterOpen) : afterOpen
-            guard let close = text[nameStart...].firstIndex(of: "}") else {
-                output += text[index...]
-                break
+            output.append(contentsOf: text[index..<open])
+            let isFlow = open + 1 < text.endIndex && text[open + 1] == openBrace
+            let nameStart = isFlow ? open + 2 : open + 1
+            guard nameStart <= text.endIndex, let close = text[nameStart...].firstIndex(of: closeBrace) else {
+                output.append(contentsOf: text[open...])
+                return
             }
-            let name = text[nameStart..<close].filter { $0 != " " }
-            var end = text.index(after: close)
+            var end = close + 1
             if isFlow {
-                guard end < text.endIndex, text[end] == "}" else {
-                    output += text[index..<end]
+                guard end < text.endIndex, text[end] == closeBrace else {
+                    output.append(contentsOf: text[open..<end])
                     index = end
                     continue
                 }
-                end = text.index(after: end)
+                end += 1
             }
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) else {
-                output += text[index..<end]
+            let name = text[nameStart..<close].filter { $0 != UInt8(ascii: " ") }
+            guard !name.isEmpty, name.allSatisfy(isNameByte) else {
+                output.append(contentsOf: text[open..<end])
                 index = end
                 continue
             }
-            output += replace(String(name), isFlow)
+            output.append(contentsOf: replace(String(decoding: name, as: UTF8.self), isFlow).utf8)
             index = end
         }
-        return output
     }
 }

@@ -28,7 +28,20 @@ enum SQLiteSchema {
             expires_at INTEGER NOT NULL
         );
         CREATE INDEX records_expiry ON records(expires_at);
+        """,
+        // 2: records keyed by id alone (WITHOUT ROWID) and no expiry index, so a login's put
+        // or take touches one b-tree instead of three. Expired rows are purged by a scan now
+        // and then; the live set is small.
         """
+        CREATE TABLE records_by_id (
+            id TEXT PRIMARY KEY,
+            value BLOB NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO records_by_id (id, value, expires_at) SELECT id, value, expires_at FROM records;
+        DROP TABLE records;
+        ALTER TABLE records_by_id RENAME TO records;
+        """,
     ]
 
     static func migrate(_ connection: SQLiteConnection) throws(StoreError) {

@@ -1,5 +1,4 @@
 public import GatehouseCore
-internal import Dispatch
 internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
@@ -7,8 +6,8 @@ internal import Glibc
 
 /// The embedded store: one SQLite file in WAL mode, shared safely with CLI processes.
 ///
-/// SQLite calls block, so each connection lives on its own serial dispatch queue and callers
-/// await it through a continuation; the cooperative thread pool never blocks on the disk.
+/// Statements run on the caller's thread (see `Lane`): one writer connection for every
+/// mutation, the others for reads.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let nextLane = Atomic<Int>(0)
@@ -29,14 +28,14 @@ public final class SQLiteStore: Store {
                 // The file holds sealed secrets only, but it is still nobody else's business.
                 chmod(path, 0o600)
             }
-            lanes.append(Lane(connection: connection, label: "gatehouse.sqlite.\(index)"))
+            lanes.append(Lane(connection: connection))
         }
         self.lanes = lanes
     }
 
     public func createApp(_ app: StoredApp) async throws(StoreError) {
         let domains = try Self.encodeDomains(app.domains)
-        _ = try await run { connection throws(StoreError) in
+        _ = try write { connection throws(StoreError) in
             try connection.query(
                 "INSERT INTO apps (key, name, sealed_secret, domains, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains), .integer(app.createdAt)])
@@ -44,7 +43,7 @@ public final class SQLiteStore: Store {
     }
 
     public func app(key: String) async throws(StoreError) -> StoredApp? {
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try read { connection throws(StoreError) in
             try connection.query(
                 "SELECT key, name, sealed_secret, domains, created_at FROM apps WHERE key = ?1", [.text(key)])
         }
@@ -52,7 +51,7 @@ public final class SQLiteStore: Store {
     }
 
     public func apps() async throws(StoreError) -> [StoredApp] {
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try read { connection throws(StoreError) in
             try connection.query("SELECT key, name, sealed_secret, domains, created_at FROM apps ORDER BY created_at, rowid")
         }
         return try rows.map(Self.decodeApp)
@@ -60,7 +59,7 @@ public final class SQLiteStore: Store {
 
     public func updateApp(_ app: StoredApp) async throws(StoreError) -> Bool {
         let domains = try Self.encodeDomains(app.domains)
-        return try await run { connection throws(StoreError) in
+        return try write { connection throws(StoreError) in
             try connection.query(
                 "UPDATE apps SET name = ?2, sealed_secret = ?3, domains = ?4 WHERE key = ?1",
                 [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains)])
@@ -69,14 +68,14 @@ public final class SQLiteStore: Store {
     }
 
     public func deleteApp(key: String) async throws(StoreError) -> Bool {
-        try await run { connection throws(StoreError) in
+        try write { connection throws(StoreError) in
             try connection.query("DELETE FROM apps WHERE key = ?1", [.text(key)])
             return connection.changes == 1
         }
     }
 
     public func putKeyset(_ keyset: StoredKeyset, appKey: String) async throws(StoreError) -> Bool {
-        try await run { connection throws(StoreError) in
+        try write { connection throws(StoreError) in
             try connection.query(
                 """
                 INSERT INTO keysets (app_key, provider, sealed_parameters, response_type, updated_at)
@@ -95,7 +94,7 @@ public final class SQLiteStore: Store {
     }
 
     public func keyset(appKey: String, provider: String) async throws(StoreError) -> StoredKeyset? {
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try read { connection throws(StoreError) in
             try connection.query(
                 "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 AND provider = ?2",
                 [.text(appKey), .text(provider)])
@@ -104,7 +103,7 @@ public final class SQLiteStore: Store {
     }
 
     public func keysets(appKey: String) async throws(StoreError) -> [StoredKeyset] {
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try read { connection throws(StoreError) in
             try connection.query(
                 "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 ORDER BY provider",
                 [.text(appKey)])
@@ -113,7 +112,7 @@ public final class SQLiteStore: Store {
     }
 
     public func deleteKeyset(appKey: String, provider: String) async throws(StoreError) -> Bool {
-        try await run { connection throws(StoreError) in
+        try write { connection throws(StoreError) in
             try connection.query("DELETE FROM keysets WHERE app_key = ?1 AND provider = ?2", [.text(appKey), .text(provider)])
             return connection.changes == 1
         }
@@ -123,7 +122,7 @@ public final class SQLiteStore: Store {
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
         let purge = putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
-        return try await run { connection throws(StoreError) in
+        return try write { connection throws(StoreError) in
             if purge {
                 try connection.query("DELETE FROM records WHERE expires_at <= ?1", [.integer(now)])
             }
@@ -141,7 +140,7 @@ public final class SQLiteStore: Store {
 
     public func record(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try read { connection throws(StoreError) in
             try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)])
         }
         return rows.first?.first?.blob
@@ -149,7 +148,7 @@ public final class SQLiteStore: Store {
 
     public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
-        let rows = try await run { connection throws(StoreError) in
+        let rows = try write { connection throws(StoreError) in
             // One statement, so two racing takers cannot both get the row.
             try connection.query(
                 "DELETE FROM records WHERE id = ?1 AND expires_at > ?2 RETURNING value", [.text(id), .integer(now)])
@@ -158,7 +157,7 @@ public final class SQLiteStore: Store {
     }
 
     public func ping() async throws(StoreError) {
-        _ = try await run { connection throws(StoreError) in
+        _ = try read { connection throws(StoreError) in
             try connection.query("SELECT 1 FROM apps LIMIT 1")
         }
     }
@@ -167,9 +166,19 @@ public final class SQLiteStore: Store {
         for lane in lanes { lane.close() }
     }
 
-    private func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T) async throws(StoreError) -> T {
-        let index = nextLane.add(1, ordering: .relaxed).newValue % lanes.count
-        return try await lanes[index].run(work)
+    /// Mutations go to the one writer connection, so this process never meets SQLite's busy
+    /// handler (which sleeps) racing itself; only another process (the CLI) can make it wait.
+    private func write<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try lanes[0].run(work)
+    }
+
+    /// Reads take whichever connection is free, the writer's included.
+    private func read<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        let start = nextLane.add(1, ordering: .relaxed).newValue
+        for offset in 0..<lanes.count {
+            if let result = lanes[(start + offset) % lanes.count].runIfFree(work) { return try result.get() }
+        }
+        return try lanes[lanes.count > 1 ? 1 + start % (lanes.count - 1) : 0].run(work)
     }
 
     private static func decodeApp(_ row: [SQLiteValue]) throws(StoreError) -> StoredApp {
@@ -199,35 +208,37 @@ public final class SQLiteStore: Store {
     }
 }
 
-/// A connection with the serial queue that owns it.
+/// A connection and the lock that confines it to one thread at a time.
+///
+/// Statements run inline on the calling thread: a login's records are small and the WAL
+/// commit does not sync, so a statement costs microseconds, far less than the two thread
+/// switches a hand-off to a dedicated queue would add to every call.
 private final class Lane: @unchecked Sendable {
-    // `@unchecked` because the connection is only touched on `queue`, which serialises access.
+    // `@unchecked` because the connection is only touched while `lock` is held.
     private var connection: SQLiteConnection?
-    private let queue: DispatchQueue
+    private let lock = Mutex<Void>(())
 
-    init(connection: SQLiteConnection, label: String) {
+    init(connection: SQLiteConnection) {
         self.connection = connection
-        self.queue = DispatchQueue(label: label)
     }
 
-    func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T) async throws(StoreError) -> T {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            queue.async {
-                guard let connection = self.connection else {
-                    continuation.resume(returning: .failure(.unavailable("the store is closed")))
-                    return
-                }
-                do throws(StoreError) {
-                    continuation.resume(returning: .success(try work(connection)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
+    func run<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try lock.withLock { _ throws(StoreError) -> T in try self.perform(work) }
+    }
+
+    /// Runs `work` only if nobody holds the connection; nil if it is busy.
+    func runIfFree<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) -> Result<T, StoreError>? {
+        lock.withLockIfAvailable { _ -> Result<T, StoreError> in
+            do throws(StoreError) { return .success(try self.perform(work)) } catch { return .failure(error) }
         }
-        return try result.get()
+    }
+
+    private func perform<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard let connection else { throw .unavailable("the store is closed") }
+        return try work(connection)
     }
 
     func close() {
-        queue.sync { connection = nil }
+        lock.withLock { _ in connection = nil }
     }
 }
