@@ -316,7 +316,7 @@ def check_client_secret(secret, client_id, audience, now):
 
 # --- State ------------------------------------------------------------------------------
 
-STAT_KEYS = ("authorize", "token_code", "token_refresh", "revoke", "keys", "invalid_client", "discovery")
+STAT_KEYS = ("authorize", "token_code", "token_refresh", "revoke", "keys", "invalid_client", "discovery", "webhook_attempts")
 
 
 class AppleState(MockState):
@@ -340,6 +340,8 @@ class AppleState(MockState):
             self.published = [0]          # indexes /auth/keys serves, in order
             self.pending_publish = False  # rotate?publish=later waiting for /_publish
             self.failing_key_fetches = 0  # /auth/keys answers 503 this many more times
+            self.webhooks = []            # JSON bodies the app's webhook (/_webhook) accepted
+            self.failing_webhooks = 0     # /_webhook answers 503 this many more times
 
     @property
     def issuer(self):
@@ -423,6 +425,9 @@ class AppleHandler(MockHandler):
         "/_publish": ("handle_publish", ("POST",)),
         "/_fail_keys": ("handle_fail_keys", ("POST",)),
         "/_notify": ("handle_notify", ("POST",)),
+        "/_webhook": ("handle_webhook", ("POST",)),
+        "/_webhooks": ("handle_webhooks", ("GET",)),
+        "/_fail_webhook": ("handle_fail_webhook", ("POST",)),
         "/_stats": ("handle_stats", ("GET",)),
         "/_reset": ("handle_reset", ("POST",)),
     }
@@ -809,6 +814,38 @@ class AppleHandler(MockHandler):
             return self.send_json(502, {"error": "could not POST to %s: %s" % (url, error), "jti": jti,
                                         "payload": payload})
         return self.send_json(200, {"status": status, "jti": jti, "payload": payload})
+
+    # The app backend's side of notifications: a webhook that Gatehouse forwards events to,
+    # able to fail on demand so that retries can be observed.
+    def handle_webhook(self):
+        try:
+            event = self.json_body()
+        except BadRequest as error:
+            return self.send_json(400, {"error": str(error)})
+        with self.state.lock:
+            self.state.stats["webhook_attempts"] += 1
+            if self.state.failing_webhooks > 0:
+                self.state.failing_webhooks -= 1
+                failing = True
+            else:
+                self.state.webhooks.append(event)
+                failing = False
+        if failing:
+            return self.send_json(503, {"error": "temporarily unavailable"})
+        return self.send_json(200, {"received": True})
+
+    def handle_webhooks(self):
+        with self.state.lock:
+            received = list(self.state.webhooks)
+        return self.send_json(200, {"received": received}, NO_STORE)
+
+    def handle_fail_webhook(self):
+        count = self.control_params().get("count", "1")
+        if not count.isdigit():
+            return self.send_json(400, {"error": "count must be a non-negative integer"})
+        with self.state.lock:
+            self.state.failing_webhooks = int(count)
+        return self.send_json(200, {"failing_webhooks": int(count)})
 
     def handle_stats(self):
         with self.state.lock:

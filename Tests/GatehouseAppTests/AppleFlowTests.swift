@@ -29,7 +29,7 @@ struct AppleBench {
         """
     }
 
-    static func start() async throws -> AppleBench {
+    static func start(forwardNotifications: Bool = false) async throws -> AppleBench {
         let apple = try await MockApple.start()
         let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
         let gateway = try await Gateway.start(workspace: workspace)
@@ -37,14 +37,14 @@ struct AppleBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed")
         }
-        let keyset = JSONValue.object([
-            "parameters": .object([
-                "client_id": .string(MockApple.servicesID), "services_id": .string(MockApple.servicesID),
-                "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
-                "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),
-                "scope": ["name", "email"],
-            ])
-        ])
+        var parameters: [String: JSONValue] = [
+            "client_id": .string(MockApple.servicesID), "services_id": .string(MockApple.servicesID),
+            "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
+            "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),
+            "scope": ["name", "email"],
+        ]
+        if forwardNotifications { parameters["notification_url"] = .string(apple.webhookURL) }
+        let keyset = JSONValue.object(["parameters": .object(parameters)])
         let body = String(decoding: try JSONCoding.encode(keyset), as: UTF8.self)
         let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/apple", body: body)
         guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
@@ -278,6 +278,25 @@ struct AppleFlowTests {
             method: "POST", url: url, headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
             body: Array(#"{"payload":"eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4In0."}"#.utf8)))
         #expect(forged.status == 400)
+        try await bench.stop()
+    }
+
+    @Test("notifications reach the app's notification_url, retried after a failed delivery")
+    func notificationForwarding() async throws {
+        let bench = try await AppleBench.start(forwardNotifications: true)
+        let url = "http://127.0.0.1:\(bench.gateway.port)/auth/apple/notifications"
+        try await bench.apple.failWebhook(count: 1)
+        let status = try await bench.apple.notify(gatewayURL: url, aud: MockApple.bundleID, type: "consent-revoked", sub: MockApple.subject)
+        #expect(status == 200)
+        // The first delivery fails; the retry comes a second later.
+        var events: [(type: String, sub: String)] = []
+        for _ in 0..<60 where events.isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+            events = try await bench.apple.webhookEvents()
+        }
+        #expect(events.count == 1)
+        #expect(events.first?.type == "consent-revoked" && events.first?.sub == MockApple.subject)
+        #expect(try await bench.apple.stats()["webhook_attempts"] == 2)
         try await bench.stop()
     }
 

@@ -121,6 +121,21 @@ public final class MockApple: Sendable {
         _ = try await child.control("POST /_fail_keys?count=\(count)", form: "")
     }
 
+    /// The webhook an app backend would expose for forwarded notifications.
+    public var webhookURL: String { baseURL + "/_webhook" }
+
+    /// `POST /_fail_webhook?count=n`: the next `count` webhook deliveries answer 503.
+    public func failWebhook(count: Int) async throws {
+        _ = try await child.control("POST /_fail_webhook?count=\(count)", form: "")
+    }
+
+    /// `GET /_webhooks`: the events the webhook accepted, oldest first, as (type, sub).
+    public func webhookEvents() async throws -> [(type: String, sub: String)] {
+        let object = try await child.controlJSON("GET /_webhooks")
+        let received = object["received"] as? [[String: Any]] ?? []
+        return received.map { (type: $0["type"] as? String ?? "", sub: $0["sub"] as? String ?? "") }
+    }
+
     /// `POST /_notify`: sends a server-to-server notification to `gatewayURL` and returns the
     /// gateway's HTTP status.
     public func notify(gatewayURL: String, aud: String, type: String, sub: String, email: String? = nil)
