@@ -1,4 +1,5 @@
 public import GatehouseCore
+internal import Synchronization
 
 /// Keeps each provider's JWKS as ready-built keys, refreshing it when it ages out or when a
 /// token names a key it does not hold, without letting tokens dictate how often the
@@ -37,7 +38,7 @@ public actor JWKSCache {
         }
     }
 
-    private struct Entry {
+    private struct Entry: Sendable {
         let keys: KeySet
         let fetchedAt: Int64
     }
@@ -51,6 +52,9 @@ public actor JWKSCache {
     private var lastMissRefetch: [String: Int64] = [:]
     private var lastFailure: [String: Int64] = [:]
     private var inFlight: [String: Task<KeySet, any Error>] = [:]
+    /// The sets as last fetched, readable without entering the actor: nearly every call is a
+    /// hit, and an actor hop would cost more than the signature check it precedes.
+    private nonisolated let published = Mutex<[String: Entry]>([:])
 
     /// A cache that loads sets through `fetcher`. `now` returns seconds since the epoch.
     public init(
@@ -63,6 +67,18 @@ public actor JWKSCache {
         self.now = now
         self.logger = logger
         self.fetcher = fetcher
+    }
+
+    /// The keys for the JWKS at `url` if they are fresh and hold `kid`; nil when only the
+    /// actor can decide (a fetch, a refetch for an unknown kid, a failure to account for).
+    public nonisolated func freshKeys(for url: String, kid: String?) -> KeySet? {
+        let current = now()
+        let lifetime = configuration.timeToLive
+        return published.withLock { entries -> KeySet? in
+            guard let entry = entries[url], current - entry.fetchedAt < lifetime, kid.map(entry.keys.contains(kid:)) ?? true
+            else { return nil }
+            return entry.keys
+        }
     }
 
     /// The keys for the JWKS at `url`, fetched or refreshed as needed. `kid` is the key id the
@@ -119,7 +135,9 @@ public actor JWKSCache {
             if owner {
                 inFlight[url] = nil
                 lastFailure[url] = nil
-                entries[url] = Entry(keys: keys, fetchedAt: now())
+                let entry = Entry(keys: keys, fetchedAt: now())
+                entries[url] = entry
+                published.withLock { $0[url] = entry }
                 logger.info("JWKS fetched", ["jwks.url": url, "jwks.keys": String(keys.keys.count), "jwks.skipped": String(keys.skippedCount)])
             }
             return keys

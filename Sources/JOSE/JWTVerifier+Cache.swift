@@ -3,7 +3,12 @@ extension JWTVerifier {
     /// (within its rate limit) when the token names a key it does not hold yet.
     public func verify(_ token: String, using cache: JWKSCache, url: String, nonce: String? = nil) async throws(JOSEError) -> JWTClaims {
         let jws = try JWS(compact: token, allowedAlgorithms: algorithms, maximumLength: maximumTokenLength)
-        let keys = try await cache.keys(for: url, kid: jws.header.kid)
+        let keys: KeySet
+        if let fresh = cache.freshKeys(for: url, kid: jws.header.kid) {
+            keys = fresh
+        } else {
+            keys = try await cache.keys(for: url, kid: jws.header.kid)
+        }
         return try verify(jws, keys: keys, nonce: nonce)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatehouseApp
 import GatehouseCore
+import JOSE
 import GatehouseTestSupport
 import Testing
 
@@ -98,5 +99,23 @@ struct AppleClientSecretTests {
         }
         let body = integer(r) + integer(s)
         return [0x30, UInt8(body.count)] + body
+    }
+}
+
+@Suite("Apple real_user_status policy")
+struct AppleRealUserStatusTests {
+    func claims(_ status: Int?) throws -> JWTClaims {
+        var raw: [String: JSONValue] = ["iss": "https://appleid.apple.com", "aud": "com.example.app", "sub": "001.a.1"]
+        if let status { raw["real_user_status"] = .number(Double(status)) }
+        return try JWTClaims(json: .object(raw))
+    }
+
+    @Test("nobody is blocked by default; a minimum refuses lower statuses and lets absent ones pass")
+    func policy() throws {
+        try AppleSignIn.checkRealUserStatus(claims(1), keyset: [:])
+        try AppleSignIn.checkRealUserStatus(claims(2), keyset: ["minimum_real_user_status": "2"])
+        try AppleSignIn.checkRealUserStatus(claims(nil), keyset: ["minimum_real_user_status": 2])
+        #expect(throws: AppleError.self) { try AppleSignIn.checkRealUserStatus(claims(1), keyset: ["minimum_real_user_status": "2"]) }
+        #expect(throws: AppleError.self) { try AppleSignIn.checkRealUserStatus(claims(0), keyset: ["minimum_real_user_status": 1]) }
     }
 }

@@ -85,6 +85,22 @@ struct AppleSignIn: Sendable {
         return claims
     }
 
+    /// The app's optional `minimum_real_user_status` policy (apple.md §2: 0 unsupported,
+    /// 1 unknown, 2 likely real). The default, 0, blocks nobody: Apple itself says not to
+    /// block on 1, and web sign-ins carry no status at all, so a missing claim passes.
+    static func checkRealUserStatus(_ claims: JWTClaims, keyset: [String: JSONValue]) throws(AppleError) {
+        let minimum: Int
+        switch keyset["minimum_real_user_status"] {
+        case .string(let text)?: minimum = Int(text) ?? 0
+        case .number(let value)?: minimum = Int(value)
+        default: minimum = 0
+        }
+        guard minimum > 0, case .number(let status)? = claims.raw["real_user_status"] else { return }
+        guard Int(status) >= minimum else {
+            throw AppleError(status: 403, reason: "real_user_status \(Int(status)) is below the app's minimum \(minimum)")
+        }
+    }
+
     /// The unified profile from verified claims plus the first-login name. The email comes
     /// only from the signed token: the `user` JSON is unsigned (apple.md §4).
     static func profile(_ claims: JWTClaims, name: PersonName?) -> JSONValue {

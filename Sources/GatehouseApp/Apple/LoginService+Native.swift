@@ -43,6 +43,7 @@ extension LoginService {
             let claims = try await apple.verify(
                 identityToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: fields["nonce"],
                 authorizationCode: code)
+            try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
             var credentials: [String: JSONValue] = ["id_token": .string(identityToken)]
             if let code {
                 credentials = try await exchangeNativeCode(code, claims: claims, definition: definition, keyset: keyset.parameters)
@@ -51,12 +52,13 @@ extension LoginService {
             let name = await rememberName(offered, appKey: app.key, subject: claims.sub ?? "")
             let profile = AppleSignIn.profile(claims, name: name)
             credentials["user"] = profile
-            // Apple has no profile endpoint: `me` answers from this record, found by the
-            // access token when a code was exchanged, else by the identity token.
-            let sessionToken = credentials["access_token"]?.stringValue ?? identityToken
-            guard (try? await rememberNativeSession(
-                NativeSession(appKey: app.key, provider: provider, profile: profile), token: sessionToken)) != nil
-            else { return .error(503, "store_unavailable", "the store is unavailable") }
+            // Apple has no profile endpoint: `me` with Apple's access token answers from this
+            // record; `me` with only the identity token verifies that token again instead.
+            if let accessToken = credentials["access_token"]?.stringValue {
+                let session = NativeSession(appKey: app.key, provider: provider, profile: profile)
+                guard (try? await rememberNativeSession(session, token: accessToken)) != nil
+                else { return .error(503, "store_unavailable", "the store is unavailable") }
+            }
             guard let clientState else {
                 credentials["provider"] = .string(provider)
                 return .json(JSONValue.object(credentials))

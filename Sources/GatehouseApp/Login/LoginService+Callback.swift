@@ -94,11 +94,14 @@ extension LoginService {
                     let claims = try await apple.verify(
                         idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: state.nonce,
                         authorizationCode: nil)
+                    try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
                     let name = await rememberName(PersonName(appleUser: fields["user"]), appKey: state.appKey, subject: claims.sub ?? "")
                     let profile = AppleSignIn.profile(claims, name: name)
                     result["user"] = profile
-                    let session = NativeSession(appKey: state.appKey, provider: state.provider, profile: profile)
-                    _ = try? await rememberNativeSession(session, token: result["access_token"]?.stringValue ?? idToken)
+                    if let accessToken = result["access_token"]?.stringValue {
+                        let session = NativeSession(appKey: state.appKey, provider: state.provider, profile: profile)
+                        _ = try? await rememberNativeSession(session, token: accessToken)
+                    }
                 } catch {
                     return failure(error.reason)
                 }

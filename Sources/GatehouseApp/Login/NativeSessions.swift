@@ -44,7 +44,9 @@ extension LoginService {
     {
         guard let token = token ?? (try? SecureRandom.identifier()) else { return nil }
         let id = NativeSession.recordID(token: token)
-        guard try await putSealed(session.record, id: id, ttlSeconds: ttlSeconds) else { return nil }
+        // A provider token presented again finds its record already there, which is fine:
+        // it stands for the same sign-in.
+        _ = try await putSealed(session.record, id: id, ttlSeconds: ttlSeconds)
         return token
     }
 

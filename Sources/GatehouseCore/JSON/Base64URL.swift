@@ -77,25 +77,32 @@ public enum Base64URL {
 public enum Base64 {
     /// Encodes bytes with `+`, `/` and `=` padding.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var text = Base64URL.encode(bytes)
-            .replacing("-", with: "+")
-            .replacing("_", with: "/")
-        while text.utf8.count % 4 != 0 { text += "=" }
-        return text
+        var out = Array(Base64URL.encode(bytes).utf8)
+        for index in out.indices {
+            if out[index] == UInt8(ascii: "-") { out[index] = UInt8(ascii: "+") }
+            else if out[index] == UInt8(ascii: "_") { out[index] = UInt8(ascii: "/") }
+        }
+        while out.count % 4 != 0 { out.append(UInt8(ascii: "=")) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes padded or unpadded standard base64; nil for anything malformed.
     public static func decode(_ text: String) -> [UInt8]? {
-        var body = Substring(text)
+        var body = Array(text.utf8)
         var padding = 0
-        while body.hasSuffix("="), padding < 2 {
-            body = body.dropLast()
+        while body.last == UInt8(ascii: "="), padding < 2 {
+            body.removeLast()
             padding += 1
         }
         if padding > 0, text.utf8.count % 4 != 0 { return nil }
-        if body.contains("-") || body.contains("_") { return nil }
-        let urlForm = String(body).replacing("+", with: "-").replacing("/", with: "_")
-        return Base64URL.decode(urlForm)
+        for index in body.indices {
+            switch body[index] {
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): return nil
+            case UInt8(ascii: "+"): body[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): body[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return Base64URL.decode(String(decoding: body, as: UTF8.self))
     }
 }
-

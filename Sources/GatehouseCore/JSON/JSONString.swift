@@ -16,6 +16,14 @@ public enum JSONString {
         text.withUTF8 { bytes in
             var index = 0
             while index < bytes.count {
+                // Copy the run of bytes that need no escape in one go: nearly all of them.
+                var end = index
+                while end < bytes.count, !needsAttention(bytes[end]) { end += 1 }
+                if end > index {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end]))
+                    index = end
+                    if index == bytes.count { break }
+                }
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""): out += [0x5C, 0x22]
@@ -42,4 +50,14 @@ public enum JSONString {
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
+
+    /// Bytes the switch above must look at: controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2,
+    /// the lead byte of U+2028/U+2029.
+    @inline(__always)
+    private static func needsAttention(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x00..<0x20, UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0xE2: true
+        default: false
+        }
+    }
 }
