@@ -1,5 +1,6 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
+internal import ProviderEngine
 
 /// The profile behind a native sign-in (Apple, carrier one-click), kept so that
 /// `GET /auth/:provider/me` can answer for providers that have no profile endpoint of their
@@ -56,5 +57,45 @@ extension LoginService {
             let session = NativeSession(record: bytes), session.provider == provider
         else { return nil }
         return session
+    }
+}
+
+/// Why `me` could not produce a native provider's profile.
+struct NativeProfileProblem: Error, Sendable {
+    var status: Int
+    var message: String
+}
+
+extension LoginService {
+    /// The unified profile `me` answers for a provider signed in natively, which has no
+    /// profile endpoint to call: the profile recorded under the token the sign-in returned or,
+    /// for Apple with only an identity token, that token verified again (it is short-lived and
+    /// self-contained, so nothing is stored per verification).
+    func nativeProfile(
+        provider: String, definition: ProviderDefinition, appKey: String, token: String?, idToken: String?
+    ) async -> Result<JSONValue, NativeProfileProblem> {
+        for candidate in [token, idToken].compactMap({ $0 }) where !candidate.isEmpty {
+            do throws(StoreError) {
+                if let session = try await nativeSession(token: candidate, provider: provider), session.appKey == appKey {
+                    return .success(session.profile)
+                }
+            } catch {
+                return .failure(NativeProfileProblem(status: 503, message: "the store is unavailable"))
+            }
+        }
+        guard AppleSignIn.isApple(definition), let idToken, !idToken.isEmpty else {
+            return .failure(NativeProfileProblem(status: 401, message: "unknown or expired token"))
+        }
+        guard let keyset = try? await context.registry.keyset(appKey: appKey, provider: provider) else {
+            return .failure(NativeProfileProblem(status: 400, message: "the app has no keyset for \(provider)"))
+        }
+        do throws(AppleError) {
+            let claims = try await apple.verify(
+                idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: nil, authorizationCode: nil)
+            let name = await rememberName(nil, appKey: appKey, subject: claims.sub ?? "")
+            return .success(AppleSignIn.profile(claims, name: name))
+        } catch {
+            return .failure(NativeProfileProblem(status: error.status == 502 ? 502 : 401, message: error.reason))
+        }
     }
 }
