@@ -1,5 +1,6 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
+internal import JOSE
 internal import ProviderEngine
 
 /// The profile behind a native sign-in (Apple, carrier one-click), kept so that
