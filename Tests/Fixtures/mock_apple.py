@@ -771,13 +771,17 @@ class AppleHandler(MockHandler):
             self.state.pending_publish = False
         return self.send_json(200, self.state.key_state())
 
-    def handle_fail_keys(self):
+    def set_failures(self, attribute):
+        """/_fail_*?count=n: the next n uses of something answer 503."""
         count = self.control_params().get("count", "1")
         if not count.isdigit():
             return self.send_json(400, {"error": "count must be a non-negative integer"})
         with self.state.lock:
-            self.state.failing_key_fetches = int(count)
-        return self.send_json(200, {"failing_key_fetches": int(count)})
+            setattr(self.state, attribute, int(count))
+        return self.send_json(200, {attribute: int(count)})
+
+    def handle_fail_keys(self):
+        return self.set_failures("failing_key_fetches")
 
     def handle_notify(self):
         try:
@@ -840,12 +844,7 @@ class AppleHandler(MockHandler):
         return self.send_json(200, {"received": received}, NO_STORE)
 
     def handle_fail_webhook(self):
-        count = self.control_params().get("count", "1")
-        if not count.isdigit():
-            return self.send_json(400, {"error": "count must be a non-negative integer"})
-        with self.state.lock:
-            self.state.failing_webhooks = int(count)
-        return self.send_json(200, {"failing_webhooks": int(count)})
+        return self.set_failures("failing_webhooks")
 
     def handle_stats(self):
         with self.state.lock:
