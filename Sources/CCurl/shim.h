@@ -52,6 +52,13 @@ static inline CURLcode shim_easy_setopt_write_callback(CURL *handle, CURLoption 
     return curl_easy_setopt(handle, option, callback);
 }
 
+/* CURLOPT_READFUNCTION: the body of a POST or PATCH is handed over through it, because a
+   read callback without a seek callback is what stops libcurl from silently sending the
+   body again on another connection (see EasyHandle+Configure.swift). */
+static inline CURLcode shim_easy_setopt_read_callback(CURL *handle, CURLoption option, curl_read_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
 /* CURLMOPT_* limits (MAX_HOST_CONNECTIONS, MAXCONNECTS, ...) take a long;
    curl_multi_setopt is variadic too. */
 static inline CURLMcode shim_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

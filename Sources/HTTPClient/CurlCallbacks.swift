@@ -28,6 +28,22 @@ enum CurlCallbacks {
         return handle.response.appendHeaderLine(bytes) ? total : 0
     }
 
+    /// CURLOPT_READFUNCTION: the request body, handed out once. There is deliberately no
+    /// seek callback, so libcurl cannot rewind it to send it again (see `configure`).
+    static let upload: curl_read_callback = { buffer, size, count, context in
+        guard let context, let buffer else { return 0 }
+        let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+        let chunk = min(size * count, handle.upload.count - handle.uploadOffset)
+        guard chunk > 0 else { return 0 }
+        let offset = handle.uploadOffset
+        handle.upload.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: chunk)
+        }
+        handle.uploadOffset += chunk
+        return chunk
+    }
+
     /// pthread start routine for the multi thread. Takes over the +1
     /// reference `CurlMulti.startWorker` passed in, keeping the engine alive
     /// until the loop has fully shut down.

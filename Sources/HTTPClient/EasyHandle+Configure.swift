@@ -73,16 +73,20 @@ extension EasyHandle {
         // keep-alive connection, but the server may also have received and
         // processed the request before dying. libcurl 7.88 has no option to
         // turn this off (a CURLOPT_FORBID_RETRY_ON_REUSE was only proposed
-        // in curl PR #18417, 2025). The replay is gated on the connection
-        // being reused, so for non-idempotent methods we force a fresh
-        // connection (CURLOPT_FRESH_CONNECT): libcurl then never replays
-        // them, at the cost of one handshake per POST/PATCH. The new
-        // connection still joins the pool for later idempotent requests.
-        // Idempotent methods keep reusing connections and may be replayed
-        // by libcurl, which RFC 9110 section 9.2.2 permits. (libcurl also
-        // replays HTTP/2 streams the server refused with REFUSED_STREAM or
-        // GOAWAY; the protocol guarantees those were not processed.)
-        if Self.nonIdempotentMethods.contains(method) {
+        // in curl PR #18417, 2025). A replay that has already sent body
+        // bytes must first rewind the body (Curl_readrewind), and a body
+        // supplied through CURLOPT_READFUNCTION with no seek callback cannot
+        // be rewound: the transfer then fails with CURLE_SEND_FAIL_REWIND
+        // instead of being sent twice. So a POST or PATCH with a body is
+        // uploaded that way and may ride a pooled connection (a token
+        // exchange saves a TCP handshake); one without a body has nothing
+        // to rewind, so it still gets a fresh connection
+        // (CURLOPT_FRESH_CONNECT), which libcurl never replays. Idempotent
+        // methods keep reusing connections and may be replayed by libcurl,
+        // which RFC 9110 section 9.2.2 permits. (libcurl also replays
+        // HTTP/2 streams the server refused with REFUSED_STREAM or GOAWAY;
+        // the protocol guarantees those were not processed.)
+        if Self.nonIdempotentMethods.contains(method), request.body?.isEmpty ?? true {
             try set(CURLOPT_FRESH_CONNECT, 1)
         }
 
@@ -125,7 +129,13 @@ extension EasyHandle {
                 // caller chose.
                 if !hasContentType { lines.append("Content-Type:") }
                 try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
-                if body.isEmpty {
+                if Self.nonIdempotentMethods.contains(method), !body.isEmpty {
+                    upload = body
+                    try set(CURLOPT_POST, 1)
+                    try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
+                    try set(CURLOPT_READFUNCTION, reader: CurlCallbacks.upload)
+                    try set(CURLOPT_READDATA, pointer: context)
+                } else if body.isEmpty {
                     try set(CURLOPT_COPYPOSTFIELDS, "")
                 } else {
                     // COPYPOSTFIELDS copies POSTFIELDSIZE bytes during the call,

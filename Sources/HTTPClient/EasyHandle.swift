@@ -18,6 +18,9 @@ final class EasyHandle: @unchecked Sendable {
     let completion = RequestCompletion()
     /// Filled by the C callbacks on the multi thread only.
     var response: ResponseBuffer
+    /// A POST or PATCH body, read once by `CurlCallbacks.upload` on the multi thread.
+    var upload: [UInt8] = []
+    var uploadOffset = 0
     /// Request header list; libcurl keeps pointing at it until cleanup.
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// CURLOPT_ERRORBUFFER target: libcurl's detailed message ("SSL
@@ -118,6 +121,10 @@ final class EasyHandle: @unchecked Sendable {
 
     func set(_ option: CURLoption, callback: curl_write_callback) throws(HTTPClientError) {
         try check(shim_easy_setopt_write_callback(easy, option, callback), option)
+    }
+
+    func set(_ option: CURLoption, reader: curl_read_callback) throws(HTTPClientError) {
+        try check(shim_easy_setopt_read_callback(easy, option, reader), option)
     }
 
     func setHeaderList() throws(HTTPClientError) {

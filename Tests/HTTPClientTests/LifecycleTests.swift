@@ -26,19 +26,36 @@ struct LifecycleTests {
         #expect(client.connectionsOpened == 1)
     }
 
-    @Test("POST and PATCH never ride on a pooled connection, so libcurl cannot replay them")
-    func nonIdempotentUsesFreshConnection() async throws {
+    @Test("POST and PATCH with a body ride pooled connections; without one they get a fresh connection")
+    func nonIdempotentConnections() async throws {
         let server = try await MockServer.start()
         let client = try makeClient()
         defer { client.shutdown() }
 
         _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
-        _ = try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/echo", body: [1]))
-        _ = try await client.execute(HTTPClientRequest(method: "PATCH", url: server.baseURL + "/echo", body: [2]))
-        // GETs afterwards reuse a pooled connection again.
+        let posted = try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/echo", body: Array("a=1".utf8)))
+        #expect(try Echo(posted).bodyBytes == Array("a=1".utf8))
+        let patched = try await client.execute(HTTPClientRequest(method: "PATCH", url: server.baseURL + "/echo", body: [2]))
+        #expect(try Echo(patched).method == "PATCH" && Echo(patched).bodyBytes == [2])
+        #expect(try await serverConnections(server, client) == 1)
+        // Nothing to rewind, so nothing would stop a replay: a fresh connection instead.
+        _ = try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/echo", body: []))
+        #expect(try await serverConnections(server, client) == 2)
+    }
+
+    @Test("a POST whose pooled connection dies unanswered fails instead of being sent again")
+    func noSilentReplay() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient()
+        defer { client.shutdown() }
+
         _ = try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
-        #expect(try await serverConnections(server, client) == 3)
-        #expect(client.connectionsOpened == 3)
+        await #expect(throws: HTTPClientError.self) {
+            try await client.execute(HTTPClientRequest(method: "POST", url: server.baseURL + "/drop", body: Array("code=once".utf8)))
+        }
+        let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/stats"))
+        let stats = try JSONDecoder().decode([String: Int].self, from: Data(response.body))
+        #expect(stats["drops"] == 1, "the server saw the POST exactly once")
     }
 
     @Test("50 concurrent requests all succeed with their own responses")

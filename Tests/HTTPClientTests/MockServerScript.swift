@@ -8,7 +8,7 @@ import base64, gzip, json, os, ssl, sys, threading, time
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
 stats_lock = threading.Lock()
-stats = {"connections": 0}
+stats = {"connections": 0, "drops": 0}
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -74,6 +74,12 @@ class Handler(BaseHTTPRequestHandler):
                        [("Content-Encoding", "gzip"), ("Content-Type", "text/plain")])
         elif parts[0] == "redirect":
             self.reply(302, b"", [("Location", "/echo?redirected=1")])
+        elif parts[0] == "drop":
+            # Reads the request, then closes the connection without a byte of
+            # answer: what a server dying mid-request looks like.
+            with stats_lock:
+                stats["drops"] += 1
+            self.close_connection = True
         elif parts[0] == "stats":
             with stats_lock:
                 data = json.dumps(stats).encode()
