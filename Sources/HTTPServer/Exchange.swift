@@ -130,7 +130,10 @@ final class Exchange: @unchecked Sendable {
         daemon.watchdog.forget(self)
         let logger = daemon.logger
         guard logger.level <= .info else { return }
-        let path = url
+        // An encoded query inside the path (`/request/p/%2Fme%3Faccess_token%3D…`) may hold
+        // credentials: it is cut off, as the real query string never reaches this line either.
+        let path = url.firstRange(of: "%3F").map { String(url[..<$0.lowerBound]) }
+            ?? url.firstRange(of: "%3f").map { String(url[..<$0.lowerBound]) } ?? url
         let level: Logger.Level = (path == "/healthz" || path == "/readyz") ? .debug : .info
         guard level >= logger.level, let started else { return }
         let elapsed = ContinuousClock.now - started

@@ -15,7 +15,8 @@ public struct TemplateContext: Sendable {
 
     /// A keyset value as it goes into a URL: lists joined with the parameter's separator.
     public func keysetValue(_ name: String) -> String {
-        guard let parameter = parameters[name], let value = keyset[name] else { return "" }
+        guard let parameter = parameters[name] else { return "" }
+        guard let value = keyset[name] else { return parameter.defaultValue ?? "" }
         switch value {
         case .string(let text): return text
         case .array(let items): return items.compactMap(\.stringValue).joined(separator: parameter.separator)
@@ -31,7 +32,9 @@ public enum Template {
 
     /// Renders `template`. Unknown names render as empty strings.
     public static func render(_ template: String, _ context: TemplateContext) -> String {
-        guard template.contains("{") || template.contains(base64Marker) else { return template }
+        // Byte scans first: most values (tokens, URLs) hold neither marker, and this runs per API call.
+        guard template.utf8.contains(UInt8(ascii: "{")) || (template.utf8.contains(UInt8(ascii: "!")) && template.contains(base64Marker))
+        else { return template }
         var output = ""
         var rest = Substring(template)
         while let start = rest.firstRange(of: base64Marker) {
