@@ -148,7 +148,9 @@ final class Exchange: @unchecked Sendable {
         daemon.watchdog.forget(self)
         let logger = daemon.logger
         guard logger.level <= .info else { return }
-        let path = url
+        // An encoded query inside the path (`/request/p/%2Fme%3Faccess_token%3D…`) may hold
+        // credentials: it is cut off, as the real query string never reaches this line either.
+        let path = Self.withoutEncodedQuery(url)
         let level: Logger.Level = (path == "/healthz" || path == "/readyz") ? .debug : .info
         guard level >= logger.level, let started else { return }
         let elapsed = ContinuousClock.now - started
@@ -159,6 +161,20 @@ final class Exchange: @unchecked Sendable {
             "http.status_code": status == 0 ? "aborted" : "\(status)",
             "duration_ms": String(Double(Int(milliseconds * 100)) / 100),
         ])
+    }
+
+    /// `url` cut at the first `%3F`/`%3f`, found by a byte scan: this runs for every request.
+    static func withoutEncodedQuery(_ url: String) -> String {
+        let bytes = url.utf8
+        var index = bytes.startIndex
+        while let percent = bytes[index...].firstIndex(of: UInt8(ascii: "%")) {
+            let rest = bytes[percent...].prefix(3)
+            if rest.count == 3, rest.dropFirst().first == UInt8(ascii: "3"), rest.last == UInt8(ascii: "F") || rest.last == UInt8(ascii: "f") {
+                return String(url[..<percent])
+            }
+            index = bytes.index(after: percent)
+        }
+        return url
     }
 
     func queue(_ response: HTTPResponse) -> MHD_Result {

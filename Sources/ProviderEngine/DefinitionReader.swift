@@ -29,12 +29,13 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
+        "token_proof",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
     ]
     private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors"]
-    private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope"]
+    private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
     private mutating func definition(id: String, _ document: JSONValue) -> ProviderDefinition? {
@@ -47,8 +48,22 @@ public struct DefinitionReader {
             defect("", "a provider needs an oauth2, oauth1 or native block")
         }
         let openid = object["openid"].flatMap { openIDDefinition($0) }
-        for key in ["profile", "native"] where object[key] != nil && object[key]?.objectValue == nil {
-            defect("/\(key)", "must be an object")
+        if object["native"] != nil && object["native"]?.objectValue == nil {
+            defect("/native", "must be an object")
+        }
+        var profileMapping: ProfileMapping?
+        if let profile = object["profile"] {
+            // Relative profile URLs (`/me`) are API calls: resolved against the request base.
+            var profileReader = ProfileReader(base: oauth2?.request?.url ?? oauth1?.request?.url ?? base)
+            profileMapping = profileReader.mapping(profile, at: "/profile")
+            defects += profileReader.defects
+            let parameters = oauth2?.parameters ?? oauth1?.parameters ?? [:]
+            for (index, step) in (profileMapping?.steps ?? []).enumerated() {
+                let texts = [step.url] + Array(step.query.values) + Array(step.headers.values)
+                for name in texts.flatMap({ Template.references(in: $0).keyset }).sorted() where parameters[name] == nil {
+                    defect("/profile/fetch/\(index)", "{\(name)} is not a declared parameter")
+                }
+            }
         }
         checkKeysetReferences(oauth2: oauth2, oauth1: oauth1)
         guard let name else { return nil }
@@ -57,6 +72,7 @@ public struct DefinitionReader {
             docs: optionalURL(object["docs"], at: "/docs", absolute: true), logo: optionalString(object["logo"], at: "/logo"),
             oauth2: oauth2, oauth1: oauth1, openid: openid, profile: object["profile"], native: object["native"],
             document: document)
+        definition.profileMapping = profileMapping
         definition.normalise()
         return definition
     }
@@ -82,10 +98,19 @@ public struct DefinitionReader {
                 defect("/oauth2/client_authentication", "must be \"body\" or \"basic\"")
             }
         }
+        var tokenProof: TokenProof?
+        if let proof = object["token_proof"], let fields = self.object(proof, at: "/oauth2/token_proof", keys: ["name", "enabled_by"]) {
+            let name = requiredString(fields["name"], at: "/oauth2/token_proof/name")
+            let enabledBy = requiredString(fields["enabled_by"], at: "/oauth2/token_proof/enabled_by")
+            if let enabledBy, parameters[enabledBy] == nil {
+                defect("/oauth2/token_proof/enabled_by", "'\(enabledBy)' is not a declared parameter")
+            }
+            if let name, let enabledBy { tokenProof = TokenProof(name: name, enabledBy: enabledBy) }
+        }
         guard let authorize, let accessToken else { return nil }
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
-            parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication)
+            parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {
@@ -197,6 +222,7 @@ public struct DefinitionReader {
                 if scope == "public" { parameter.isPublic = true } else { defect(here + "/scope", "must be \"public\"") }
             }
             _ = optionalString(fields["type"], at: here + "/type")
+            parameter.defaultValue = optionalString(fields["default"], at: here + "/default")
             result[name] = parameter
         }
         return result

@@ -16,8 +16,10 @@ public struct ProviderDefinition: Sendable, Hashable {
     public var oauth2: OAuth2Definition?
     public var oauth1: OAuth1Definition?
     public var openid: OpenIDDefinition?
-    /// Declarative profile mapping for the unified `me` (the me/proxy work gives it a shape).
+    /// The `profile` block as written.
     public var profile: JSONValue?
+    /// The `profile` block read: how `me` fetches and maps the user's profile.
+    public var profileMapping: ProfileMapping? = nil
     /// Native sign-in (Apple, carrier one-click): what a device hands over instead of a browser redirect.
     public var native: JSONValue?
     /// The definition exactly as written, for `/api/providers/:id`.
@@ -57,6 +59,30 @@ public struct OAuth2Definition: Sendable, Hashable {
     public var mobileQuery: [String: String]
     /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.
     public var clientAuthentication: ClientAuthentication
+    /// A proof of the app secret sent beside the token on API calls (Facebook's `appsecret_proof`).
+    public var tokenProof: TokenProof? = nil
+}
+
+/// `token_proof`: when the keyset parameter `enabledBy` is true, every call that carries the
+/// user's token (proxy, `me`, refresh, revoke) also carries the query parameter `name` set to
+/// the hex HMAC-SHA256 of the token keyed with the app's `client_secret`.
+public struct TokenProof: Sendable, Hashable {
+    public var name: String
+    public var enabledBy: String
+
+    public init(name: String, enabledBy: String) {
+        self.name = name
+        self.enabledBy = enabledBy
+    }
+
+    /// Whether the app's keyset switches the proof on (`true` or `"true"`).
+    public func isEnabled(_ keyset: [String: JSONValue]) -> Bool {
+        switch keyset[enabledBy] {
+        case .bool(true)?: return true
+        case .string(let text)?: return ["true", "1", "yes"].contains(text.lowercased())
+        default: return false
+        }
+    }
 }
 
 /// The `oauth1` block.
@@ -123,11 +149,16 @@ public struct Parameter: Sendable, Hashable {
     public var cardinality: String
     /// A public parameter is echoed to the front end in the login result.
     public var isPublic: Bool
+    /// Used when the keyset has no value (e.g. Facebook's Graph API version).
+    public var defaultValue: String?
 
-    public init(values: [String: String]? = nil, separator: String = " ", cardinality: String = "1", isPublic: Bool = false) {
+    public init(
+        values: [String: String]? = nil, separator: String = " ", cardinality: String = "1", isPublic: Bool = false, defaultValue: String? = nil
+    ) {
         self.values = values
         self.separator = separator
         self.cardinality = cardinality
         self.isPublic = isPublic
+        self.defaultValue = defaultValue
     }
 }

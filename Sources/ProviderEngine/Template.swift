@@ -15,7 +15,8 @@ public struct TemplateContext: Sendable {
 
     /// A keyset value as it goes into a URL: lists joined with the parameter's separator.
     public func keysetValue(_ name: String) -> String {
-        guard let parameter = parameters[name], let value = keyset[name] else { return "" }
+        guard let parameter = parameters[name] else { return "" }
+        guard let value = keyset[name] else { return parameter.defaultValue ?? "" }
         switch value {
         case .string(let text): return text
         case .array(let items): return items.compactMap(\.stringValue).joined(separator: parameter.separator)

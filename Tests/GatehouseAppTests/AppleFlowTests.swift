@@ -108,6 +108,48 @@ struct AppleFlowTests {
         try await bench.stop()
     }
 
+    @Test("me after a native sign-in: found by the access token, or by the identity token alone")
+    func meAfterNative() async throws {
+        let bench = try await AppleBench.start()
+        let base = "http://127.0.0.1:\(bench.gateway.port)"
+        func me(_ oauthio: String, query: String = "") async throws -> HTTPClientResponse {
+            try await bench.gateway.client.execute(HTTPClientRequest(
+                url: base + "/auth/apple/me" + query,
+                headers: [HTTPHeader(name: "oauthio", value: oauthio), HTTPHeader(name: "Origin", value: "http://localhost")]))
+        }
+        let credential = try await bench.apple.nativeCredential()
+        let signedIn = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken,
+            "authorization_code": credential.authorizationCode, "user": credential.user ?? "",
+        ])
+        let access = try #require(signedIn.json?["access_token"]?.stringValue)
+        let answer = try await me("k=\(bench.key)&access_token=\(access)")
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        #expect(answer.header("access-control-allow-origin") == "http://localhost")
+        let data = try #require(answer.json?["data"])
+        #expect(data["id"] == .string(MockApple.subject) && data["email"] == .string(MockApple.email) && data["email_verified"] == true)
+        #expect(data["name"] == "Ada Lovelace" && data["firstname"] == "Ada")
+        #expect(data["raw"]?["sub"] == .string(MockApple.subject))
+        let filtered = try await me("k=\(bench.key)&token=\(access)", query: "?filter=email")
+        #expect(filtered.json?["data"]?.objectValue?.keys.sorted() == ["email", "raw"])
+
+        // Without a code exchange the app holds only the identity token.
+        let later = try await bench.apple.nativeCredential(firstLogin: false)
+        _ = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": later.identityToken])
+        let byIDToken = try await me("k=\(bench.key)&id_token=\(later.identityToken)")
+        #expect(byIDToken.json?["data"]?["id"] == .string(MockApple.subject))
+        #expect(byIDToken.json?["data"]?["name"] == "Ada Lovelace", "the first login's name is kept")
+
+        let unknown = try await me("k=\(bench.key)&access_token=not-a-session-token")
+        #expect(unknown.status == 401)
+        let other = try await bench.gateway.send("POST", "/api/admin/apps", body: #"{"name":"other","domains":["localhost"]}"#)
+        let otherKey = try #require(other.json?["key"]?.stringValue)
+        _ = try await bench.gateway.send("PUT", "/api/admin/apps/\(otherKey)/keysets/apple", body: #"{"parameters":{"client_id":"x"}}"#)
+        let foreign = try await me("k=\(otherKey)&access_token=\(access)")
+        #expect(foreign.status == 401, "another app cannot read this app's session")
+        try await bench.stop()
+    }
+
     @Test("native, app mode: a one-time code redeemed by the backend")
     func nativeAppMode() async throws {
         let bench = try await AppleBench.start()

@@ -11,7 +11,7 @@ struct CommandSpec: Sendable {
     /// Settings every command accepts (interface.md §1).
     static let globalValueOptions: Set<String> = [
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
-        "state-ttl", "code-ttl",
+        "state-ttl", "code-ttl", "upstream-timeout",
     ]
     static let globalFlags: Set<String> = ["json", "help"]
 
@@ -72,6 +72,7 @@ struct CommandSpec: Sendable {
           --log-format FORMAT    GATEHOUSE_LOG_FORMAT      text or json (default: text on a terminal, else json)
           --state-ttl SECONDS    GATEHOUSE_STATE_TTL       how long a started login waits for the provider (1200)
           --code-ttl SECONDS     GATEHOUSE_CODE_TTL        how long a server-side login's code stays redeemable (600)
+          --upstream-timeout SECONDS GATEHOUSE_UPSTREAM_TIMEOUT  deadline of one /request or me call to a provider (15)
           --json                 machine-readable output
         """
 

@@ -8,7 +8,7 @@ struct ConfigurationLoader {
     /// with `_` as `-`, environment variables `GATEHOUSE_` plus the upper-cased name.
     static let settingNames = [
         "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
-        "state_ttl", "code_ttl",
+        "state_ttl", "code_ttl", "upstream_timeout",
     ]
 
     let flags: [String: [String]]
@@ -60,10 +60,11 @@ struct ConfigurationLoader {
         }
         let stateTTL = try Self.seconds(value("state_ttl"), name: "state TTL", default: 1200)
         let codeTTL = try Self.seconds(value("code_ttl"), name: "code TTL", default: 600)
+        let upstreamTimeout = try Self.seconds(value("upstream_timeout"), name: "upstream timeout", default: 15)
         return GatehouseConfiguration(
             listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
             adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format, stateTTL: stateTTL,
-            codeTTL: codeTTL)
+            codeTTL: codeTTL, upstreamTimeout: upstreamTimeout)
     }
 
     private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {

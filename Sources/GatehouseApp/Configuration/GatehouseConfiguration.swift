@@ -19,12 +19,15 @@ public struct GatehouseConfiguration: Sendable {
     public var stateTTL: Int
     /// Seconds a server-side login's one-time code stays redeemable.
     public var codeTTL: Int
+    /// Seconds one proxied API call (`/request`, `me`) may take before the caller gets 504.
+    public var upstreamTimeout: Int
 
     public init(
         listen: ListenAddress, publicURL: String, store: StoreLocation, providerDirectories: [String],
         adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format,
-        stateTTL: Int = 1200, codeTTL: Int = 600
+        stateTTL: Int = 1200, codeTTL: Int = 600, upstreamTimeout: Int = 15
     ) {
+        self.upstreamTimeout = upstreamTimeout
         self.stateTTL = stateTTL
         self.codeTTL = codeTTL
         self.listen = listen

@@ -85,9 +85,11 @@ extension LoginService {
                 return JSend.error(error.status, error.reason)
             }
         }
-        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["refresh_token": token])
+        // `token` too: Facebook's refresh is an `fb_exchange_token` of the current access token.
+        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["refresh_token": token, "token": token])
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
-        let outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        var outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
         switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: []) {
         case .failure(let problem):
             return .json(JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data]), status: 502)
@@ -130,8 +132,10 @@ extension LoginService {
         if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
+        var revocation = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &revocation)
         do {
-            let response = try await outbound.execute(EndpointRequest.make(endpoint, context: templates, extraHeaders: headers))
+            let response = try await outbound.execute(revocation)
             guard (200..<300).contains(response.status) else {
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, format: endpoint.format))
                 return .error(502, "upstream_error", "the provider refused the revocation (\(data["error"]?.stringValue ?? "HTTP \(response.status)"))")
@@ -140,6 +144,12 @@ extension LoginService {
         } catch {
             return .error(504, "upstream_unreachable", "the provider did not answer")
         }
+    }
+
+    /// Facebook's `appsecret_proof` (the definition's `token_proof`) on a call carrying `token`.
+    static func addTokenProof(_ oauth2: OAuth2Definition, keyset: [String: JSONValue], token: String, to request: inout HTTPClientRequest) {
+        guard let proof = oauth2.tokenProof, proof.isEnabled(keyset) else { return }
+        request.url += (request.url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + APICaller.proof(proof, keyset: keyset, token: token)
     }
 
     private func authenticated(key: String, secret: String) async -> Bool {

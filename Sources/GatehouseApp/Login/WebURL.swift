@@ -16,7 +16,7 @@ struct WebURL: Sendable, Hashable {
         {
             rest = rest[...colon] + "/" + rest[rest.index(after: colon)...]
         }
-        if let separator = rest.firstRange(of: "://") {
+        if let separator = Self.schemeSeparator(in: rest) {
             let scheme = rest[..<separator.lowerBound].lowercased()
             guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }),
                 scheme.first?.isLetter == true
@@ -57,6 +57,25 @@ struct WebURL: Sendable, Hashable {
         self.port = port
         let pathEnd = rest[authorityEnd...].firstIndex { $0 == "?" || $0 == "#" } ?? rest.endIndex
         path = String(rest[authorityEnd..<pathEnd])
+    }
+
+    /// The range of the first `://`, found by a byte scan (the proxy parses URLs per call).
+    private static func schemeSeparator(in text: Substring) -> Range<Substring.Index>? {
+        let bytes = text.utf8
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            if bytes[index] == UInt8(ascii: ":") {
+                let slash1 = bytes.index(after: index)
+                if slash1 != bytes.endIndex, bytes[slash1] == UInt8(ascii: "/") {
+                    let slash2 = bytes.index(after: slash1)
+                    if slash2 != bytes.endIndex, bytes[slash2] == UInt8(ascii: "/") {
+                        return index..<bytes.index(after: slash2)
+                    }
+                }
+            }
+            index = bytes.index(after: index)
+        }
+        return nil
     }
 
     /// `scheme://host[:port]`, the form `postMessage` targets and browsers send as Origin.

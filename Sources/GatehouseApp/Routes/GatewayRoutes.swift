@@ -10,6 +10,8 @@ enum GatewayRoutes {
         ProviderRoutes.register(on: &router, providers: context.providers)
         let verifier = IDTokenVerifier(outbound: outbound)
         let login = LoginService(context: context, outbound: outbound, verifier: verifier, apple: AppleSignIn(keys: verifier.cache))
+        // Registered before the login routes, so `/auth/:provider/me` is not read as a start.
+        ProviderAPIRoutes.register(on: &router, api: ProviderAPI(login: login))
         AuthRoutes.register(on: &router, login: login)
         return router
     }

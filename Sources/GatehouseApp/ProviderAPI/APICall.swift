@@ -1,0 +1,144 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPClient
+internal import HTTPServer
+internal import ProviderEngine
+
+/// What an authorised call to a provider's API needs: the provider, the app's keyset and
+/// the user's credentials from the `oauthio` header.
+struct APICaller: Sendable {
+    let definition: ProviderDefinition
+    let keyset: [String: JSONValue]
+    let header: OAuthioHeader
+    /// The normalised `request` block for the caller's OAuth version.
+    let requestEndpoint: Endpoint?
+    /// Keyset and flow values for the templates, built once per call: every `oauthio` field,
+    /// the token under `token`, and `today`.
+    let templates: TemplateContext
+
+    init(definition: ProviderDefinition, keyset: [String: JSONValue], header: OAuthioHeader) {
+        self.definition = definition
+        self.keyset = keyset
+        self.header = header
+        let oauth1 = header.version == .oauth1
+        requestEndpoint = oauth1 ? definition.normalisedOAuth1?.request : definition.normalisedOAuth2?.request
+        var flow = header.fields
+        if let token = header.token { flow["token"] = token }
+        flow["token_secret"] = header.tokenSecret
+        flow["today"] = Self.today()
+        let parameters = (oauth1 ? definition.normalisedOAuth1?.parameters : definition.normalisedOAuth2?.parameters) ?? [:]
+        templates = TemplateContext(keyset: keyset, parameters: parameters, flow: flow)
+    }
+
+    /// The provider's API base, rendered (`https://graph.facebook.com/v19.0`).
+    var base: String? {
+        requestEndpoint.map { Template.render($0.url, templates) }
+    }
+
+    /// Builds the upstream request: the caller's headers minus the forbidden ones, then the
+    /// definition's query and headers (which win), the token proof, and for OAuth 1 the
+    /// HMAC-SHA1 signature over method, URL, query and form body.
+    func request(method: String, url: String, headers incoming: [HTTPHeader], body: [UInt8]?, timeout: Duration)
+        -> Result<HTTPClientRequest, Refusal>
+    {
+        var headers = incoming
+        var url = url
+        let context = templates
+        if let endpoint = requestEndpoint {
+            var pairs: [String] = []
+            for (name, template) in (endpoint.query ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let value = Template.render(template, context)
+                if !value.isEmpty { pairs.append(PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)) }
+            }
+            if !pairs.isEmpty { url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + pairs.joined(separator: "&") }
+            for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let value = Template.render(template, context)
+                headers.removeAll { $0.name.lowercased() == name.lowercased() }
+                if !value.isEmpty { headers.append(HTTPHeader(name: name, value: value)) }
+            }
+        }
+        if let proof = proofParameter() {
+            url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + proof
+        }
+        if header.version == .oauth1 {
+            guard let token = header.token else { return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header"))) }
+            let signer = OAuth1Signer(
+                consumerKey: context.keysetValue("client_id"), consumerSecret: context.keysetValue("client_secret"), token: token,
+                tokenSecret: header.tokenSecret)
+            var signed: [FormField] = []
+            let contentType = headers.first { $0.name.lowercased() == "content-type" }?.value.lowercased() ?? ""
+            if let body, contentType.hasPrefix("application/x-www-form-urlencoded") {
+                signed = FormField.parse(String(decoding: body, as: UTF8.self)) ?? []
+            }
+            guard let nonce = try? SecureRandom.identifier() else { return .failure(Refusal(JSend.error(500, "Internal error"))) }
+            headers.removeAll { $0.name.lowercased() == "authorization" }
+            headers.append(HTTPHeader(
+                name: "Authorization",
+                value: signer.authorization(method: method, url: url, parameters: signed, nonce: nonce, timestamp: Timestamp.now())))
+        }
+        guard !ForwardingRules.hasControlCharacters(url),
+            headers.allSatisfy({ !ForwardingRules.hasControlCharacters($0.name) && !ForwardingRules.hasControlCharacters($0.value) })
+        else { return .failure(Refusal(JSend.error(400, "A forwarded value contains control characters"))) }
+        return .success(HTTPClientRequest(method: method, url: url, headers: headers, body: body, timeout: timeout))
+    }
+
+    /// `name=<hex HMAC-SHA256(client_secret, token)>` when the definition has a token proof
+    /// and the app's keyset switches it on.
+    func proofParameter() -> String? {
+        guard let proof = definition.normalisedOAuth2?.tokenProof, proof.isEnabled(keyset), let token = header.token else { return nil }
+        return Self.proof(proof, keyset: keyset, token: token)
+    }
+
+    static func proof(_ proof: TokenProof, keyset: [String: JSONValue], token: String) -> String {
+        let secret = keyset["client_secret"]?.stringValue ?? ""
+        let mac = HMAC.sha256(key: Array(secret.utf8), message: Array(token.utf8))
+        return PercentEncoding.encode(proof.name) + "=" + AppleSignIn.hex(mac)
+    }
+
+    /// `YYYYMMDD` in UTC, for APIs that version requests by date (Foursquare's `v`).
+    static func today() -> String {
+        let days = Int(Timestamp.now() / 86_400)
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)\(two(month))\(two(day))"
+    }
+}
+
+/// CORS as oauthd's `/request` and `me` answer it (oauthd-protocol.md §0): the caller's
+/// origin echoed (Referer, then Origin, then `http://localhost`).
+enum EchoCORS {
+    static func origin(_ request: HTTPRequest) -> String {
+        for candidate in [request.headers["referer"], request.headers["origin"]] {
+            if let text = candidate, let url = WebURL(text), url.scheme == "http" || url.scheme == "https" { return url.origin }
+        }
+        return "http://localhost"
+    }
+
+    static func apply(_ response: HTTPResponse, origin: String) -> HTTPResponse {
+        var response = response
+        response.headers.set("Access-Control-Allow-Origin", origin)
+        response.headers.set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE")
+        response.headers.set("Vary", "Origin")
+        return response
+    }
+
+    /// The answer to an OPTIONS preflight: requested headers echoed, cached 120 s.
+    static func preflight(_ request: HTTPRequest) -> HTTPResponse {
+        var response = apply(.empty(200), origin: origin(request))
+        let requested = request.headers["access-control-request-headers"] ?? ""
+        if !requested.isEmpty, !ForwardingRules.hasControlCharacters(requested) {
+            response.headers.set("Access-Control-Allow-Headers", requested)
+        }
+        response.headers.set("Access-Control-Max-Age", "120")
+        return response
+    }
+}
