@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // CHiredis (libhiredis-dev) joins here with the Redis store; its wrapper will live in Storage.
 
         // The C-free core: typed values, the Store protocol, logging.
@@ -30,14 +31,17 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
+        .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        // Carrier one-click login: the declarative token → phone engine; C-free.
+        .target(name: "Carrier", dependencies: ["GatehouseCore", "GatehouseCrypto", "Compression"], swiftSettings: strictSettings),
         // JWS/JWT/JWK on top of the crypto wrapper; C-free.
         // Provider definitions as data: reading, validation, templates, normalisation.
-        .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
+        .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
         .target(name: "JOSE", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         // Wiring: configuration, CLI, routes.
         .target(
             name: "GatehouseApp",
-            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage", "ProviderEngine", "JOSE"],
+            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage", "ProviderEngine", "JOSE", "Carrier"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseApp"], swiftSettings: strictSettings),
@@ -46,7 +50,8 @@ let package = Package(
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
+        .testTarget(name: "CarrierTests", dependencies: ["Carrier", "Compression", "GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
+        .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),

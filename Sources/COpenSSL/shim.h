@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 #include <openssl/rsa.h>
 #include <openssl/param_build.h>
+#include <openssl/provider.h>
 
 /* EVP_CTRL_GCM_* are plain enum-like macros, but the tag length and IV length
  * controls are clearer as named calls than as magic numbers in Swift. */

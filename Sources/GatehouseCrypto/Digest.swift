@@ -5,6 +5,10 @@ public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] { hash(bytes, .sha256) }
 
+    /// MD5 of `bytes` (16 bytes). Broken for collisions; only for vendor protocols that still
+    /// sign with it (carrier one-click APIs).
+    public static func md5(_ bytes: [UInt8]) -> [UInt8] { hash(bytes, .md5) }
+
     /// SHA-1 of `bytes` (20 bytes). Only for protocols that still mandate it, such as OAuth 1.0a.
     public static func sha1(_ bytes: [UInt8]) -> [UInt8] { hash(bytes, .sha1) }
 

@@ -6,8 +6,9 @@ internal import COpenSSL
 /// reusing the handle is both faster and explicit about which provider serves it.
 final class FetchedDigest: @unchecked Sendable {
     // @unchecked: owns an immutable `EVP_MD` handle, which OpenSSL allows any number of threads
-    // to use at once. It is never freed: the four instances live as long as the process.
+    // to use at once. It is never freed: the instances live as long as the process.
 
+    static let md5 = FetchedDigest("MD5", size: 16)
     static let sha1 = FetchedDigest("SHA1", size: 20)
     static let sha256 = FetchedDigest("SHA256", size: 32)
     static let sha384 = FetchedDigest("SHA384", size: 48)

@@ -7,6 +7,11 @@ public enum HMAC {
         authenticate(key: key, message: message, digest: .sha1)
     }
 
+    /// HMAC-MD5 (16 bytes), for vendor protocols that mandate it.
+    public static func md5(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        authenticate(key: key, message: message, digest: .md5)
+    }
+
     /// HMAC-SHA256 (32 bytes).
     public static func sha256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         authenticate(key: key, message: message, digest: .sha256)

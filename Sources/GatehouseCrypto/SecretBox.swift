@@ -100,4 +100,11 @@ public struct SecretBox: Sendable {
         }
         return plaintext
     }
+
+    /// A 32-byte key for `purpose`, derived from the master key (HMAC-SHA256 as a PRF), so
+    /// features that need a stable keyed hash, such as per-app user ids, never use the master
+    /// key itself and never share a key with each other.
+    public func derivedKey(purpose: String) -> [UInt8] {
+        HMAC.sha256(key: key, message: Array(("gatehouse-derive:" + purpose).utf8))
+    }
 }

@@ -1,3 +1,4 @@
+internal import Carrier
 public import GatehouseCore
 
 /// A problem in a provider file: where (a JSON Pointer) and what.
@@ -48,9 +49,6 @@ public struct DefinitionReader {
             defect("", "a provider needs an oauth2, oauth1 or native block")
         }
         let openid = object["openid"].flatMap { openIDDefinition($0) }
-        if object["native"] != nil && object["native"]?.objectValue == nil {
-            defect("/native", "must be an object")
-        }
         var profileMapping: ProfileMapping?
         if let profile = object["profile"] {
             // Relative profile URLs (`/me`) are API calls: resolved against the request base.
@@ -65,6 +63,11 @@ public struct DefinitionReader {
                 }
             }
         }
+        let carrier = object["native"].flatMap { nativeBlock($0, hasBase: base != nil) }
+        if carrier != nil, oauth2 != nil || oauth1 != nil {
+            defect("/native/kind", "a carrier provider has no oauth1 or oauth2 block")
+        }
+
         checkKeysetReferences(oauth2: oauth2, oauth1: oauth1)
         guard let name else { return nil }
         var definition = ProviderDefinition(
@@ -73,8 +76,33 @@ public struct DefinitionReader {
             oauth2: oauth2, oauth1: oauth1, openid: openid, profile: object["profile"], native: object["native"],
             document: document)
         definition.profileMapping = profileMapping
+        definition.carrier = carrier
         definition.normalise()
         return definition
+    }
+
+    /// `native`: `{"kind": "apple"}`, or `{"kind": "carrier", …}` with a carrier definition,
+    /// whose defects are reported here with their paths like every other.
+    private mutating func nativeBlock(_ value: JSONValue, hasBase: Bool) -> CarrierDefinition? {
+        guard let object = value.objectValue else {
+            defect("/native", "must be an object")
+            return nil
+        }
+        switch object["kind"]?.stringValue {
+        case "apple":
+            for key in object.keys.sorted() where key != "kind" { defect("/native/" + key, "unknown key") }
+            return nil
+        case "carrier":
+            switch CarrierDefinitionReader.read(value, base: "/native", hasBaseURL: hasBase) {
+            case .success(let carrier): return carrier
+            case .failure(let failure):
+                defects += failure.defects.map { DefinitionDefect(path: $0.path, message: $0.message) }
+                return nil
+            }
+        default:
+            defect("/native/kind", "must be \"apple\" or \"carrier\"")
+            return nil
+        }
     }
 
     private mutating func oauth2Definition(_ value: JSONValue, base: String?) -> OAuth2Definition? {
@@ -362,3 +390,4 @@ public struct DefinitionReader {
 public struct DefinitionFailure: Error, Sendable {
     public var defects: [DefinitionDefect]
 }
+

@@ -1,3 +1,4 @@
+public import Carrier
 public import GatehouseCore
 
 /// One provider, as `providers/<id>/provider.json` declares it. Pure data: no executable
@@ -22,6 +23,8 @@ public struct ProviderDefinition: Sendable, Hashable {
     public var profileMapping: ProfileMapping? = nil
     /// Native sign-in (Apple, carrier one-click): what a device hands over instead of a browser redirect.
     public var native: JSONValue?
+    /// The `native` block of a carrier one-click provider (`"kind": "carrier"`), read strictly.
+    public var carrier: CarrierDefinition? = nil
     /// The definition exactly as written, for `/api/providers/:id`.
     public var document: JSONValue
 

@@ -119,13 +119,18 @@ struct CLITests {
 
     @Test("providers list and validate read the configured directories")
     func providers() async throws {
-        let workspace = try Workspace(providers: ["github": Workspace.defaultProviders["github"] ?? "", "broken": "[1,2]"])
+        let carrier = #"{"name":"C","native":{"kind":"carrier","inputs":{"token":{}},"request":{"url":"/x"},"response":{"success":{"all":[{"path":"$.c","eq":1}]},"phone":{"path":"$.p","decrypt":{"op":"aes","mode":"cbc","key":"k"}}}}}"#
+        let workspace = try Workspace(providers: [
+            "github": Workspace.defaultProviders["github"] ?? "", "broken": "[1,2]", "carrier": carrier,
+        ])
         let environment = ["GATEHOUSE_PROVIDERS": workspace.providers]
         let list = try await GatehouseProcess.run(["providers", "list", "--json"], environment: environment, directory: workspace.path)
         #expect(list.stdout.contains("GitHub"))
         let validate = try await GatehouseProcess.run(["providers", "validate"], environment: environment, directory: workspace.path)
         #expect(validate.status == 1)
         #expect(validate.stderr.contains("broken/provider.json: /: must be an object"))
+        #expect(validate.stderr.contains("carrier/provider.json: /native/response/phone/decrypt/iv: required in cbc mode"))
+        #expect(validate.stderr.contains("carrier/provider.json: /native/request/url: a relative URL needs the provider's base url"))
         let serve = try await GatehouseProcess.run(["serve", "--store", "memory:"], environment: environment, directory: workspace.path)
         #expect(serve.status == 2, "a bad provider file stops the server from starting")
     }

@@ -194,7 +194,8 @@ struct HTTPServerTests {
             router: router, logger: .silent())
         let port = server.port
         let inFlight = Task.detached { try await request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
-        try await Task.sleep(for: .milliseconds(100))
+        // Wait for the request to arrive; a loaded machine may take a while to connect.
+        for _ in 0..<250 where server.inFlight == 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(server.inFlight == 1)
         await server.shutdown(drainTimeout: .seconds(5))
         let response = try await inFlight.value

@@ -1,3 +1,4 @@
+import Carrier
 import GatehouseCore
 import ProviderEngine
 import Testing
@@ -59,6 +60,34 @@ struct DefinitionTests {
         }
         #expect(catalog.definition("google")?.normalisedOAuth2?.pkce == true)
         #expect(catalog.definition("google")?.openid?.issuer == "https://accounts.google.com")
+        let carriers = ["aliyun-dypns", "cmcc", "emay", "geetest-onelogin", "jverification", "mobtech", "netease-yidun", "shanyan", "tencent-rapidauth"]
+        for id in carriers {
+            #expect(catalog.definition(id)?.carrier != nil, "\(id)")
+        }
+        #expect(catalog.definition("apple")?.carrier == nil)
+        #expect(catalog.definition("emay")?.carrier?.request.body?.transforms.count == 2)
+    }
+
+    @Test("the worked carrier example in docs/providers.md is a valid definition")
+    func workedExample() throws {
+        let path = String(#filePath.dropLast("Tests/ProviderEngineTests/DefinitionTests.swift".count)) + "docs/providers.md"
+        let text = String(decoding: FileSystem.read(path) ?? [], as: UTF8.self)
+        let section = try #require(text.split(separator: "### Worked example", maxSplits: 1).last)
+        let block = try #require(section.split(separator: "```json", maxSplits: 1).last?.split(separator: "```", maxSplits: 1).first)
+        let definition = try read(String(block), id: "vendor-x").get()
+        #expect(definition.carrier?.response.errors["1002"] == .tokenUsed)
+    }
+
+    @Test("a carrier native block is read strictly, its defects under /native")
+    func carrierDefects() {
+        let found = defects(
+            #"{"name":"C","native":{"kind":"carrier","secrets":["appKey"],"inputs":{"token":{"required":true}},"extra":1,"request":{"url":"/x","body":{"fields":[{"name":"a","value":{"op":"rot13"}},{"name":"b","value":"{{secret.other}}"}]}},"response":{"success":{"all":[{"path":"$.code","eq":0}]},"phone":{"path":"$.p"},"errors":{"1":"nope"}}}}"#)
+        #expect(found.contains("/native/extra: unknown key"))
+        #expect(found.contains("/native/request/body/fields/0/value/op: unknown operation 'rot13'"))
+        #expect(found.contains("/native/request/body/fields/1/value: {{secret.other}}: 'other' is not in /secrets"))
+        #expect(found.contains("/native/response/errors/1: unknown error class 'nope'"))
+        #expect(defects(#"{"name":"N","native":{"kind":"fax"}}"#) == ["/native/kind: must be \"apple\" or \"carrier\""])
+        #expect(defects(#"{"name":"N","native":{"kind":"apple","x":1}}"#) == ["/native/x: unknown key"])
     }
 
     @Test("later directories override earlier ones")

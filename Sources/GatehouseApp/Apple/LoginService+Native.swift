@@ -15,27 +15,21 @@ extension LoginService {
         guard let definition = context.providers.definition(provider) else {
             return .error(404, "not_found", "unknown provider '\(provider)'")
         }
-        guard AppleSignIn.isApple(definition) else {
+        guard AppleSignIn.isApple(definition) || definition.carrier != nil else {
             return .error(400, "unsupported_provider", "\(provider) has no native sign-in in this version")
         }
-        let app: App
-        let clientState: String?
-        if let key = fields["key"], let secret = fields["secret"] {
-            guard let authenticated = try? await context.registry.authenticate(key: key, secret: secret) else {
-                return .error(401, "invalid_client", "invalid credentials")
-            }
-            app = authenticated
-            clientState = nil
-        } else if let key = fields["k"], let state = fields["state"] {
-            guard state.utf8.count <= 512 else { return .error(400, "invalid_request", "state is too long") }
-            guard let found = try? await context.registry.app(key: key) else { return .error(401, "invalid_client", "unknown public key") }
-            app = found
-            clientState = state
-        } else {
-            return .error(400, "invalid_request", "send key and secret (from a backend) or k and state (from the app)")
+        let caller: NativeCaller
+        switch await nativeCaller(fields) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response
         }
+        let app = caller.app
         guard let keyset = try? await context.registry.keyset(appKey: app.key, provider: provider) else {
             return .error(400, "invalid_request", "the app has no keyset for \(provider)")
+        }
+        if let carrier = definition.carrier {
+            return await carrierSignIn(
+                carrier, definition: definition, caller: caller, keyset: keyset, fields: fields, requestID: request.requestID)
         }
         guard let identityToken = fields["identity_token"] else { return .error(400, "invalid_request", "identity_token is required") }
         let code = fields["authorization_code"]
@@ -59,18 +53,7 @@ extension LoginService {
                 guard (try? await rememberNativeSession(session, token: accessToken)) != nil
                 else { return .error(503, "store_unavailable", "the store is unavailable") }
             }
-            guard let clientState else {
-                credentials["provider"] = .string(provider)
-                return .json(JSONValue.object(credentials))
-            }
-            guard let oneTime = try? SecureRandom.identifier(), case let bytes = LoginCode(
-                appKey: app.key, provider: provider, clientState: clientState, result: credentials).record
-            else { return .error(500, "server_error", "internal error") }
-            guard (try? await putSealed(bytes, id: LoginRecordID.code(oneTime), ttlSeconds: context.configuration.codeTTL)) == true
-            else { return .error(503, "store_unavailable", "the store is unavailable") }
-            return .json(JSONValue.object([
-                "status": "success", "data": .object(["code": .string(oneTime)]), "state": .string(clientState), "provider": .string(provider),
-            ]))
+            return await deliverNative(credentials, to: caller, provider: provider)
         } catch {
             context.logger.notice("Native sign-in refused", ["provider.id": provider, "request.id": request.requestID, "error": error.reason])
             return .error(error.status, error.status == 401 ? "invalid_token" : (error.status == 502 ? "upstream_error" : "invalid_request"), error.reason)

@@ -11,6 +11,13 @@ public enum Timestamp {
         return Int64(spec.tv_sec)
     }
 
+    /// Milliseconds since the Unix epoch (vendor APIs sign and check millisecond timestamps).
+    public static func nowMilliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
+    }
+
     /// UTC time with milliseconds, e.g. `2026-11-30T05:38:33.123Z`.
     public static func iso8601() -> String {
         var spec = timespec()

@@ -1,0 +1,59 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPServer
+
+/// Who called `POST /auth/:provider/native`: an app backend (`key` + `secret`, the result
+/// comes back whole) or the app itself (`k` + `state`, a one-time code comes back). Shared by
+/// every native kind (Apple, carrier one-click) so both authenticate and deliver alike.
+struct NativeCaller: Sendable {
+    let app: App
+    /// The app's state in app mode; nil when a backend called with its secret.
+    let clientState: String?
+}
+
+extension LoginService {
+    /// The caller, or the error response that refuses it.
+    func nativeCaller(_ fields: RequestFields) async -> Result<NativeCaller, NativeRefusal> {
+        if let key = fields["key"], let secret = fields["secret"] {
+            guard let app = try? await context.registry.authenticate(key: key, secret: secret) else {
+                return .failure(NativeRefusal(.error(401, "invalid_client", "invalid credentials")))
+            }
+            return .success(NativeCaller(app: app, clientState: nil))
+        }
+        if let key = fields["k"], let state = fields["state"] {
+            guard state.utf8.count <= 512 else { return .failure(NativeRefusal(.error(400, "invalid_request", "state is too long"))) }
+            guard let app = try? await context.registry.app(key: key) else {
+                return .failure(NativeRefusal(.error(401, "invalid_client", "unknown public key")))
+            }
+            return .success(NativeCaller(app: app, clientState: state))
+        }
+        return .failure(NativeRefusal(.error(400, "invalid_request", "send key and secret (from a backend) or k and state (from the app)")))
+    }
+
+    /// Hands a native sign-in's credentials to the caller: whole (with `provider`) to a
+    /// backend, or stored under a one-time code the backend redeems at `/auth/access_token`.
+    func deliverNative(_ credentials: [String: JSONValue], to caller: NativeCaller, provider: String) async -> HTTPResponse {
+        var credentials = credentials
+        guard let clientState = caller.clientState else {
+            credentials["provider"] = .string(provider)
+            return .json(JSONValue.object(credentials))
+        }
+        guard let oneTime = try? SecureRandom.identifier(), case let bytes = LoginCode(
+            appKey: caller.app.key, provider: provider, clientState: clientState, result: credentials).record
+        else { return .error(500, "server_error", "internal error") }
+        guard (try? await putSealed(bytes, id: LoginRecordID.code(oneTime), ttlSeconds: context.configuration.codeTTL)) == true
+        else { return .error(503, "store_unavailable", "the store is unavailable") }
+        return .json(JSONValue.object([
+            "status": "success", "data": .object(["code": .string(oneTime)]), "state": .string(clientState), "provider": .string(provider),
+        ]))
+    }
+}
+
+/// A refused native call, as the response to send.
+struct NativeRefusal: Error {
+    let response: HTTPResponse
+
+    init(_ response: HTTPResponse) {
+        self.response = response
+    }
+}
