@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // CHiredis (libhiredis-dev) joins here with the Redis store; its wrapper will live in Storage.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The C-free core: typed values, the Store protocol, logging.
         .target(name: "GatehouseCore", swiftSettings: strictSettings),
@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictSettings),
         // Carrier one-click login: the declarative token → phone engine; C-free.
         .target(name: "Carrier", dependencies: ["GatehouseCore", "GatehouseCrypto", "Compression"], swiftSettings: strictSettings),
+        // The shared store for many instances: hiredis on dedicated connection threads.
+        .target(name: "RedisStore", dependencies: ["CHiredis", "GatehouseCore"], swiftSettings: strictSettings),
         // JWS/JWT/JWK on top of the crypto wrapper; C-free.
         // Provider definitions as data: reading, validation, templates, normalisation.
         .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
@@ -41,7 +43,7 @@ let package = Package(
         // Wiring: configuration, CLI, routes.
         .target(
             name: "GatehouseApp",
-            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage", "ProviderEngine", "JOSE", "Carrier"],
+            dependencies: ["GatehouseCore", "GatehouseCrypto", "HTTPServer", "HTTPClient", "Storage", "RedisStore", "ProviderEngine", "JOSE", "Carrier"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseApp"], swiftSettings: strictSettings),
@@ -55,7 +57,7 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "RedisStore", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "GatehouseAppTests",
             dependencies: ["GatehouseApp", "GatehouseCore", "HTTPClient", "HTTPServer", "GatehouseTestSupport", "gatehouse"],

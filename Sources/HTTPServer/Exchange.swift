@@ -18,6 +18,7 @@ final class Exchange: @unchecked Sendable {
     private let started: ContinuousClock.Instant?
     private var body: [UInt8] = []
     private var status = 0
+    private var route = Router.unmatched
     /// The declared `Content-Length`, if any.
     let declaredLength: Int?
     /// The client waits for `100 Continue` before sending its body.
@@ -34,7 +35,7 @@ final class Exchange: @unchecked Sendable {
         self.method = method
         self.url = url
         self.daemon = daemon
-        started = daemon.logger.level <= .info ? ContinuousClock.now : nil
+        started = daemon.logger.level <= .info || daemon.configuration.observer != nil ? ContinuousClock.now : nil
         let collected = FieldBox(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
         headers = HTTPHeaders(collected.pairs)
@@ -83,7 +84,9 @@ final class Exchange: @unchecked Sendable {
         var request = HTTPRequest(
             method: method, rawPath: rawPath, query: query, headers: headers, body: body, requestID: requestID,
             remoteAddress: peerAddress())
-        switch daemon.router.match(method: method, rawPath: rawPath) {
+        let (match, route) = daemon.router.resolve(method: method, rawPath: rawPath)
+        self.route = route
+        switch match {
         case .notFound:
             return queue(.error(404, "not_found", "no such endpoint"))
         case .badPath:
@@ -146,6 +149,9 @@ final class Exchange: @unchecked Sendable {
     func finish() {
         answered.store(true, ordering: .releasing)
         daemon.watchdog.forget(self)
+        if let observer = daemon.configuration.observer, let started {
+            observer(RequestObservation(method: method, route: route, status: status, duration: .now - started))
+        }
         let logger = daemon.logger
         guard logger.level <= .info else { return }
         // An encoded query inside the path (`/request/p/%2Fme%3Faccess_token%3D…`) may hold

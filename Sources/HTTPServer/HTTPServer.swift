@@ -21,6 +21,9 @@ public final class HTTPServer: Sendable {
         public var maxConnections: Int
         /// How long a deferred handler may run before the client gets 504.
         public var handlerTimeout: Duration
+        /// Called once per request when libmicrohttpd is done with it, on a server thread: it
+        /// must be cheap and must not block (metrics).
+        public var observer: (@Sendable (RequestObservation) -> Void)?
 
         public init(
             address: ListenAddress, threads: Int = Self.processorCount, maxBodyBytes: Int = 1 << 20,
@@ -34,6 +37,7 @@ public final class HTTPServer: Sendable {
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.maxConnections = maxConnections
             self.handlerTimeout = handlerTimeout
+            self.observer = nil
         }
 
         /// The number of online processors.
@@ -58,4 +62,14 @@ public final class HTTPServer: Sendable {
     public func shutdown(drainTimeout: Duration = .seconds(10)) async {
         await daemon.shutdown(drainTimeout: drainTimeout)
     }
+}
+
+/// One finished request, as the completion observer sees it.
+public struct RequestObservation: Sendable {
+    public var method: String
+    /// The matched route pattern (`/auth/:provider`) or `Router.unmatched`.
+    public var route: String
+    /// The status sent; 0 if the client went away before an answer was queued.
+    public var status: Int
+    public var duration: Duration
 }

@@ -30,9 +30,13 @@ public struct Router: Sendable {
 
     private struct Route: Sendable {
         let method: String
+        let pattern: String
         let segments: [Segment]
         let handler: Handler
     }
+
+    /// The route label of a request no route matched.
+    public static let unmatched = "unmatched"
 
     private var routes: [Route] = []
     private var literal: [String: Handler] = [:]
@@ -46,7 +50,7 @@ public struct Router: Sendable {
             if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, segments: segments, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             let path = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
             if literal[method + " " + path] == nil { literal[method + " " + path] = handler }
@@ -55,9 +59,15 @@ public struct Router: Sendable {
 
     /// Finds the handler for a raw (still percent-encoded) path.
     public func match(method: String, rawPath: String) -> Match {
+        resolve(method: method, rawPath: rawPath).match
+    }
+
+    /// The match and the route pattern it came from (`/auth/:provider`), which names the
+    /// request in metrics without the unbounded variety of real paths; "unmatched" otherwise.
+    public func resolve(method: String, rawPath: String) -> (match: Match, route: String) {
         let trimmed = rawPath.count > 1 && rawPath.hasSuffix("/") ? String(rawPath.dropLast()) : rawPath
         if let handler = literal[method + " " + trimmed] ?? (method == "HEAD" ? literal["GET " + trimmed] : nil) {
-            return .found(handler, parameters: [:])
+            return (.found(handler, parameters: [:]), trimmed)
         }
         let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var allowed: [String] = []
@@ -66,15 +76,15 @@ public struct Router: Sendable {
             case .none:
                 continue
             case .some(.none):
-                return .badPath
+                return (.badPath, Self.unmatched)
             case .some(.some(let parameters)):
                 if route.method == method || (method == "HEAD" && route.method == "GET") {
-                    return .found(route.handler, parameters: parameters)
+                    return (.found(route.handler, parameters: parameters), route.pattern)
                 }
                 if !allowed.contains(route.method) { allowed.append(route.method) }
             }
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        return (allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed), Self.unmatched)
     }
 
     /// nil: no match; .some(nil): matched but a segment does not decode; otherwise the parameters.

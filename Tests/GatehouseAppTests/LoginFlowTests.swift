@@ -7,9 +7,9 @@ import Testing
 /// oauthd-protocol.md §7, items 1–10 and 13–18, against local mock providers.
 @Suite("Login flows", .serialized)
 struct LoginFlowTests {
-    @Test("popup, client state: 302 to the provider, then tokens posted to the page origin (items 1–5, 17)")
-    func popupClientFlow() async throws {
-        let bench = try await LoginBench.start()
+    @Test("popup, client state: 302 to the provider, then tokens posted to the page origin (items 1–5, 17)", arguments: TestStore.allCases)
+    func popupClientFlow(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let start = try await bench.get(bench.startURL("mock2", opts: #"{"state":"sdk-state","state_type":"client"}"#))
         #expect(start.status == 302)
         let location = try #require(start.header("location"))
@@ -39,9 +39,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("a used or unknown state fails; a denied consent reports the provider's error")
-    func replayedState() async throws {
-        let bench = try await LoginBench.start()
+    @Test("a used or unknown state fails; a denied consent reports the provider's error", arguments: TestStore.allCases)
+    func replayedState(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let start = try await bench.get(bench.startURL("mock2", opts: #"{"state":"s","state_type":"client"}"#))
         let callback = try #require(try await bench.get(start.header("location") ?? "").header("location"))
         #expect(try await bench.get(callback).status == 200)
@@ -74,9 +74,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("server-side flow: one-time code, redeemed once with key and secret (items 7–9)")
-    func serverSideFlow() async throws {
-        let bench = try await LoginBench.start()
+    @Test("server-side flow: one-time code, redeemed once with key and secret (items 7–9)", arguments: TestStore.allCases)
+    func serverSideFlow(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let start = try await bench.get(bench.startURL(
             "mock2", opts: #"{"state":"csrf-1"}"#, extra: ["redirect_uri": "http://localhost/back?x=1", "redirect_type": "server"]))
         let callback = try #require(try await bench.get(start.header("location") ?? "").header("location"))
@@ -121,9 +121,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("50 concurrent redemptions of one code: exactly one succeeds")
-    func concurrentRedemption() async throws {
-        let bench = try await LoginBench.start(store: "sqlite:./data/gatehouse.db")
+    @Test("50 concurrent redemptions of one code: exactly one succeeds", arguments: TestStore.allCases)
+    func concurrentRedemption(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"race"}"#))
         let code = try #require(message["data"]?["code"]?.stringValue)
         let accessToken = try #require(message["data"]?["access_token"]?.stringValue)
@@ -144,9 +144,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("expired states and codes give clear errors")
-    func expiry() async throws {
-        let bench = try await LoginBench.start(extra: ["--state-ttl", "1", "--code-ttl", "1"])
+    @Test("expired states and codes give clear errors", arguments: TestStore.allCases)
+    func expiry(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location(), extra: ["--state-ttl", "1", "--code-ttl", "1"])
         let start = try await bench.get(bench.startURL("mock2", opts: #"{"state":"late"}"#))
         let callback = try #require(try await bench.get(start.header("location") ?? "").header("location"))
         try await Task.sleep(for: .milliseconds(1200))
@@ -160,9 +160,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("refresh returns raw credentials with expires_in (item 10)")
-    func refresh() async throws {
-        let bench = try await LoginBench.start()
+    @Test("refresh returns raw credentials with expires_in (item 10)", arguments: TestStore.allCases)
+    func refresh(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"r"}"#))
         let code = try #require(message["data"]?["code"]?.stringValue)
         let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
@@ -175,9 +175,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("OAuth 1.0a: signed request token, authorize, signed access token")
-    func oauth1() async throws {
-        let bench = try await LoginBench.start()
+    @Test("OAuth 1.0a: signed request token, authorize, signed access token", arguments: TestStore.allCases)
+    func oauth1(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let message = try LoginBench.message(try await bench.login("mock1", opts: #"{"state":"o1","state_type":"client"}"#))
         #expect(message["status"] == "success", "\(message)")
         let data = try #require(message["data"]?.objectValue)
@@ -188,9 +188,9 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("PKCE S256, HTTP Basic client authentication and form_post callbacks")
-    func variants() async throws {
-        let bench = try await LoginBench.start()
+    @Test("PKCE S256, HTTP Basic client authentication and form_post callbacks", arguments: TestStore.allCases)
+    func variants(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let basic = try LoginBench.message(try await bench.login("mockbasic", opts: #"{"state":"b","state_type":"client"}"#))
         #expect(basic["status"] == "success", "\(basic)")
         let posted = try LoginBench.message(try await bench.login("mockpost", opts: #"{"state":"p","state_type":"client"}"#))

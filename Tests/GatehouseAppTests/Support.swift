@@ -1,10 +1,28 @@
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPClient
+import Testing
+
+/// The stores the integration suite runs against: the embedded one and the shared one.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, redis
+
+    var testDescription: String { rawValue }
+
+    /// The `--store` value: a file in the workspace, or the test Redis.
+    func location() async throws -> String {
+        switch self {
+        case .sqlite: "sqlite:./data/gatehouse.db"
+        case .redis: try await RedisServer.sharedURL()
+        }
+    }
+}
 
 /// A running gateway and a client pointed at it.
 struct Gateway {
     static let adminToken = "test-admin-token-0123456789"
+    /// Every Redis-backed gateway of a test shares this key, as instances of one deployment do.
+    static let masterKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
     let process: GatehouseProcess
     let port: UInt16
@@ -13,16 +31,19 @@ struct Gateway {
 
     static func start(
         workspace: Workspace? = nil, store: String = "memory:", adminToken: String? = Gateway.adminToken,
-        extra: [String] = []
+        extra: [String] = [], publicURL: String? = nil
     ) async throws -> Gateway {
         let workspace = try workspace ?? Workspace()
-        // The public URL must name the real port, since providers send the browser back to it.
+        // The public URL must name the real port, since providers send the browser back to it
+        // (or the proxy's, when the gateway sits behind one).
         let chosen = freePort()
         var arguments = [
-            "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", "http://127.0.0.1:\(chosen)", "--store", store,
+            "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", publicURL ?? "http://127.0.0.1:\(chosen)", "--store", store,
             "--providers", workspace.providers, "--log-format", "json",
         ]
         if let adminToken { arguments += ["--admin-token", adminToken] }
+        // Redis has no data directory for a master.key file: the key must be given.
+        if store.hasPrefix("redis://"), !extra.contains("--master-key") { arguments += ["--master-key", masterKey] }
         let process = try GatehouseProcess(arguments + extra, directory: workspace.path)
         let port = try await process.port()
         return Gateway(process: process, port: port, client: try HTTPClient(), workspace: workspace)

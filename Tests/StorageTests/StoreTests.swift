@@ -1,5 +1,6 @@
 import GatehouseCore
 @testable import Storage
+@testable import RedisStore
 import GatehouseTestSupport
 import Testing
 
@@ -9,16 +10,29 @@ import Glibc
 
 /// Every backend passes the same suite.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case memory, sqlite
+    case memory, sqlite, redis
 
     var testDescription: String { rawValue }
 
-    func make() throws -> any Store {
+    func make() async throws -> any Store {
         switch self {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: TemporaryDirectory.make() + "/store.db")
+        case .redis:
+            // A private key prefix per store: tests share one server and reuse app keys.
+            try await RedisStore(endpoint: redisEndpoint(), keyPrefix: "test-\(UInt64.random(in: 0...UInt64.max)):")
         }
     }
+}
+
+/// The shared test Redis (GATEHOUSE_TEST_REDIS or one started for this process).
+func redisEndpoint(url: String? = nil, timeout: Duration = .milliseconds(500)) async throws -> RedisEndpoint {
+    let text: String
+    if let url { text = url } else { text = try await RedisServer.sharedURL() }
+    let parts = text.dropFirst("redis://".count).split(separator: "/")
+    let hostPort = parts[0].split(separator: ":")
+    return RedisEndpoint(
+        host: String(hostPort[0]), port: Int(hostPort[1]) ?? 6379, database: parts.count > 1 ? Int(parts[1]) ?? 0 : 0, timeout: timeout)
 }
 
 func app(_ key: String, created: Int64 = 1) -> StoredApp {
@@ -29,7 +43,7 @@ func app(_ key: String, created: Int64 = 1) -> StoredApp {
 struct StoreTests {
     @Test("apps: create, read, list, update, delete", arguments: Backend.allCases)
     func apps(backend: Backend) async throws {
-        let store = try backend.make()
+        let store = try await backend.make()
         try await store.createApp(app("k1", created: 1))
         try await store.createApp(app("k2", created: 2))
         await #expect(throws: StoreError.conflict("")) { try await store.createApp(app("k1")) }
@@ -51,7 +65,7 @@ struct StoreTests {
 
     @Test("keysets belong to an app and go with it", arguments: Backend.allCases)
     func keysets(backend: Backend) async throws {
-        let store = try backend.make()
+        let store = try await backend.make()
         try await store.createApp(app("k1"))
         let keyset = StoredKeyset(provider: "github", sealedParameters: [9, 9], responseType: .code, updatedAt: 5)
         #expect(try await store.putKeyset(keyset, appKey: "k1"))
@@ -72,7 +86,7 @@ struct StoreTests {
 
     @Test("records expire, refuse live duplicates and are taken once", arguments: Backend.allCases)
     func records(backend: Backend) async throws {
-        let store = try backend.make()
+        let store = try await backend.make()
         #expect(try await store.putRecord("s1", value: [1], ttlSeconds: 60))
         #expect(try await !store.putRecord("s1", value: [2], ttlSeconds: 60), "a live record is never overwritten")
         #expect(try await store.record("s1") == [1])
@@ -92,7 +106,7 @@ struct StoreTests {
 
     @Test("of many concurrent takers exactly one gets the record", arguments: Backend.allCases)
     func takeOnce(backend: Backend) async throws {
-        let store = try backend.make()
+        let store = try await backend.make()
         for round in 0..<20 {
             #expect(try await store.putRecord("code\(round)", value: [UInt8(round)], ttlSeconds: 60))
             let winners = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -104,6 +118,50 @@ struct StoreTests {
             #expect(winners == 1)
         }
         await store.close()
+    }
+
+    @Test("binary values round-trip byte for byte", arguments: Backend.allCases)
+    func binaryValues(backend: Backend) async throws {
+        let store = try await backend.make()
+        let every = (0...255).map { UInt8($0) } + Array("|v1|code|7|".utf8) + [0, 0]
+        #expect(try await store.putRecord("bin", value: every, ttlSeconds: 60))
+        #expect(try await store.record("bin") == every)
+        var named = app("bin")
+        named.name = "Café ☕ \"quoted\" | bar"
+        named.sealedSecret = every
+        named.domains = ["ünïcode.example", "*.example.com"]
+        try await store.createApp(named)
+        #expect(try await store.app(key: "bin") == named)
+        let keyset = StoredKeyset(provider: "github", sealedParameters: every, responseType: .token, updatedAt: -3)
+        #expect(try await store.putKeyset(keyset, appKey: "bin"))
+        #expect(try await store.keyset(appKey: "bin", provider: "github") == keyset)
+        #expect(try await store.keysets(appKey: "bin") == [keyset])
+        await store.close()
+    }
+
+    @Test("redis: an unreachable server fails fast as unavailable, and the store recovers when it appears")
+    func redisUnreachable() async throws {
+        let port = freePort()
+        let store = RedisStore(endpoint: try await redisEndpoint(url: "redis://127.0.0.1:\(port)/0"))
+        let clock = ContinuousClock()
+        for _ in 0..<5 {
+            let started = clock.now
+            await #expect(throws: StoreError.unavailable("")) { try await store.ping() }
+            // Refused at once; the bound only proves there is no hang, since the whole suite
+            // runs in parallel on two cores (the gateway-level checks are in RedisOutageTests).
+            #expect(clock.now - started < .seconds(10))
+        }
+        let server = try await RedisServer.launch(port: port)
+        let deadline = clock.now + .seconds(3)
+        var recovered = false
+        while clock.now < deadline, !recovered {
+            recovered = (try? await store.ping()) != nil
+            if !recovered { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(recovered, "reconnected after the backoff")
+        #expect(try await store.putRecord("after", value: [1], ttlSeconds: 60))
+        await store.close()
+        await server.stop()
     }
 
     @Test("sqlite data survives reopening, and the schema version is recorded")

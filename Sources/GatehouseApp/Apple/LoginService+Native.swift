@@ -68,7 +68,7 @@ extension LoginService {
         guard let oauth2 = definition.normalisedOAuth2 else { throw .configuration("the apple definition has no token endpoint") }
         let parameters = try await apple.prepared(keyset, definition: definition, clientID: claims.aud.first)
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["code": code])
-        switch await exchangeCode(oauth2, templates: templates) {
+        switch await exchangeCode(oauth2, templates: templates, provider: definition.id) {
         case .failure(let problem):
             throw AppleError(status: problem.data["error"] == "invalid_grant" ? 400 : 502, reason: problem.message)
         case .success(var result):

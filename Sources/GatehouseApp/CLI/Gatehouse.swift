@@ -2,6 +2,7 @@ internal import GatehouseCore
 internal import ProviderEngine
 internal import GatehouseCrypto
 internal import Storage
+internal import RedisStore
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -64,21 +65,26 @@ public enum Gatehouse {
         configuration: GatehouseConfiguration, providers: ProviderCatalog, logger: Logger
     ) throws(ConfigurationError) -> GatewayContext {
         let key = try MasterKey.resolve(configured: configuration.masterKey, store: configuration.store)
-        let store: any Store
+        let opened: any Store
         switch configuration.store {
         case .memory:
-            store = MemoryStore()
+            opened = MemoryStore()
         case .sqlite(let path):
-            do { store = try SQLiteStore(path: path) } catch {
+            do { opened = try SQLiteStore(path: path) } catch {
                 throw ConfigurationError("cannot open store sqlite:\(path): \(error.reason)")
             }
-        case .redis:
-            throw ConfigurationError("the redis store is not available in this build yet; use sqlite:PATH or memory:")
+        case .redis(let host, let port, let database):
+            // Connections open lazily and reopen by themselves, so the gateway may start
+            // before Redis does; /readyz reports 503 until it is reachable.
+            opened = RedisStore(endpoint: RedisEndpoint(host: host, port: port, database: database))
         }
+        let metrics = Metrics()
+        let store = InstrumentedStore(base: opened, metrics: metrics)
         let box: SecretBox
         do { box = try SecretBox(key: key) } catch { throw ConfigurationError("invalid master key: \(error.reason)") }
         let registry = AppRegistry(store: store, box: box, providers: providers)
-        return GatewayContext(configuration: configuration, store: store, registry: registry, providers: providers, logger: logger)
+        return GatewayContext(
+            configuration: configuration, store: store, registry: registry, providers: providers, logger: logger, metrics: metrics)
     }
 }
 

@@ -31,8 +31,11 @@ enum ServeCommand {
         defer { outbound.shutdown() }
         let server: HTTPServer
         do {
+            var configuration = HTTPServer.Configuration(address: context.configuration.listen)
+            let metrics = context.metrics
+            configuration.observer = { metrics.observe($0) }
             server = try HTTPServer(
-                configuration: .init(address: context.configuration.listen),
+                configuration: configuration,
                 router: GatewayRoutes.router(context: context, outbound: outbound), logger: logger)
         } catch {
             Console.err("gatehouse: \(error.reason)")
@@ -44,6 +47,12 @@ enum ServeCommand {
             "providers.count": "\(context.providers.all.count)",
             "admin_api": context.configuration.adminToken == nil ? "off" : "on",
         ])
+        // A shared store may start after the gateway: say so, and keep serving (503 until then).
+        do throws(StoreError) {
+            try await context.store.ping()
+        } catch {
+            logger.warning("Store not reachable yet; requests needing it answer 503 until it is", ["error": error.description])
+        }
         let signalNumber = await termination.wait()
         logger.notice("Shutting down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT", "requests.in_flight": "\(server.inFlight)"])
         await server.shutdown(drainTimeout: .seconds(10))

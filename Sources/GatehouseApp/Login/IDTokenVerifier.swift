@@ -3,17 +3,35 @@ internal import GatehouseCrypto
 internal import HTTPClient
 internal import JOSE
 internal import ProviderEngine
+internal import Synchronization
 
 /// Verifies OpenID Connect id_tokens against the provider's JWKS, fetched through the
 /// gateway's HTTP client and cached per key id by JOSE's `JWKSCache`, which also limits how
-/// often an unknown `kid` can make us refetch.
+/// often an unknown `kid` can make us refetch. Fetched documents are also shared through the
+/// store (`SharedJWKS`), so instances behind one Redis fetch each provider's keys about once.
 struct IDTokenVerifier: Sendable {
     let cache: JWKSCache
 
-    init(outbound: HTTPClient) {
+    init(outbound: HTTPClient, metrics: Metrics, store: any Store) {
+        let shared = SharedJWKS(store: store)
         cache = JWKSCache(fetcher: { url in
-            let response = try await outbound.execute(HTTPClientRequest(method: "GET", url: url, timeout: .seconds(10)))
-            guard response.status == 200 else { throw JWKSFetchError(status: response.status) }
+            if let copy = await shared.copy(url) {
+                metrics.jwksFetches.increment("store", "ok")
+                return copy
+            }
+            let response: HTTPClientResponse
+            do {
+                response = try await outbound.execute(HTTPClientRequest(method: "GET", url: url, timeout: .seconds(10)))
+            } catch {
+                metrics.jwksFetches.increment("upstream", "unreachable")
+                throw error
+            }
+            guard response.status == 200 else {
+                metrics.jwksFetches.increment("upstream", "error")
+                throw JWKSFetchError(status: response.status)
+            }
+            metrics.jwksFetches.increment("upstream", "ok")
+            await shared.publish(url, response.body)
             return response.body
         })
     }
@@ -34,4 +52,38 @@ struct IDTokenVerifier: Sendable {
 /// The JWKS endpoint answered something other than 200.
 struct JWKSFetchError: Error {
     let status: Int
+}
+
+/// JWKS documents shared between instances as store records (`jwks:<sha-256 of the URL>`,
+/// ten minutes). A copy is used only if it is news to this process: when the local cache
+/// asks again for a set it already got from the store (expired, or a token names a key it
+/// lacks), the provider is asked, so a stale shared copy can never hide a key rotation.
+final class SharedJWKS: Sendable {
+    static let lifetimeSeconds = 600
+    private let store: any Store
+    private let served = Mutex<[String: [UInt8]]>([:])
+
+    init(store: any Store) {
+        self.store = store
+    }
+
+    private static func id(_ url: String) -> String {
+        "jwks:" + AppleSignIn.hex(Digest.sha256(Array(url.utf8)))
+    }
+
+    func copy(_ url: String) async -> [UInt8]? {
+        guard let bytes = try? await store.record(Self.id(url)) else { return nil }
+        return served.withLock { served in
+            if served[url] == bytes { return nil }
+            served[url] = bytes
+            return bytes
+        }
+    }
+
+    func publish(_ url: String, _ body: [UInt8]) async {
+        served.withLock { $0[url] = body }
+        // Replace any older copy; a racing instance's put may win, which is as good.
+        _ = try? await store.takeRecord(Self.id(url))
+        _ = try? await store.putRecord(Self.id(url), value: body, ttlSeconds: Self.lifetimeSeconds)
+    }
 }

@@ -58,8 +58,12 @@ extension LoginService {
             switch await OAuth1Exchange(outbound: outbound).accessToken(
                 oauth1, templates: templates, token: token, tokenSecret: state.requestTokenSecret ?? "", verifier: verifier)
             {
-            case .failure(let problem): return failure(problem.message, problem.data)
-            case .success(let fields): result = fields
+            case .failure(let problem):
+                context.metrics.upstream.increment(provider, "oauth1_access_token", "error")
+                return failure(problem.message, problem.data)
+            case .success(let fields):
+                context.metrics.upstream.increment(provider, "oauth1_access_token", "ok")
+                result = fields
             }
             result["request"] = Self.requestDescription(oauth1.request, parameters: oauth1.parameters, keyset: parameters)
         } else {
@@ -82,7 +86,7 @@ extension LoginService {
             if let verifier = state.codeVerifier { flow["code_verifier"] = verifier }
             for name in oauth2.authorize.extra { if let value = fields[name] { flow[name] = value } }
             let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
-            switch await exchangeCode(oauth2, templates: templates) {
+            switch await exchangeCode(oauth2, templates: templates, provider: provider) {
             case .failure(let problem):
                 context.logger.warning("Code exchange failed", ["provider.id": provider, "request.id": request.requestID, "error": problem.message])
                 return failure(problem.message, problem.data)
@@ -154,23 +158,24 @@ extension LoginService {
     }
 
     /// Exchanges an authorization code at the token endpoint.
-    func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext) async -> Result<[String: JSONValue], ProviderProblem> {
+    func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext, provider: String) async -> Result<[String: JSONValue], ProviderProblem> {
         var headers: [HTTPHeader] = []
         if oauth2.clientAuthentication == .basic {
             headers.append(Self.basicAuthorization(templates))
         }
         let request = EndpointRequest.make(oauth2.accessToken, context: templates, extraHeaders: headers)
-        return await tokenCall(request, format: oauth2.accessToken.format, step: "access_token", extra: oauth2.accessToken.extra)
+        return await tokenCall(request, format: oauth2.accessToken.format, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
     }
 
     /// Calls a token endpoint and turns its answer into OAuth.io's result fields.
-    func tokenCall(_ request: HTTPClientRequest, format: String?, step: String, extra: [String]) async
+    func tokenCall(_ request: HTTPClientRequest, format: String?, step: String, extra: [String], provider: String) async
         -> Result<[String: JSONValue], ProviderProblem>
     {
         let response: HTTPClientResponse
         do {
             response = try await outbound.execute(request)
         } catch {
+            context.metrics.upstream.increment(provider, step, "unreachable")
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
         }
         let fields = TokenResponse.fields(of: response, format: format)
@@ -179,8 +184,10 @@ extension LoginService {
         else {
             let data = TokenResponse.errorData(fields)
             let description = data["error_description"]?.stringValue ?? data["error"]?.stringValue ?? "HTTP \(response.status)"
+            context.metrics.upstream.increment(provider, step, "error")
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(description))", data: data))
         }
+        context.metrics.upstream.increment(provider, step, "ok")
         var result: [String: JSONValue] = ["access_token": .string(accessToken)]
         result["token_type"] = fields["token_type"] ?? "Bearer"
         if let expires = TokenResponse.expiresIn(fields) { result["expires_in"] = .number(Double(expires)) }

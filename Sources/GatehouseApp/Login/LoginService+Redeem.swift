@@ -90,19 +90,66 @@ extension LoginService {
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
         var outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
-        switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: []) {
-        case .failure(let problem):
-            return .json(JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data]), status: 502)
-        case .success(var result):
-            result["id_token"] = nil
-            result["scope"] = nil
-            if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
-            if let appleCheck, case let bytes = JSONValue.object(result).serialized() {
-                _ = try? await putSealed(bytes, id: appleCheck, ttlSeconds: 86_400)
+        let flight = "refresh:" + AppleSignIn.hex(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
+        return await singleFlight(flight) { () async -> RefreshOutcome in
+            switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: [], provider: provider) {
+            case .failure(let problem):
+                return .failed(.json(JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data]), status: 502))
+            case .success(var result):
+                result["id_token"] = nil
+                result["scope"] = nil
+                if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
+                if let appleCheck, case let bytes = JSONValue.object(result).serialized() {
+                    _ = try? await putSealed(bytes, id: appleCheck, ttlSeconds: 86_400)
+                }
+                return .refreshed(JSONValue.object(result))
             }
-            return .json(JSONValue.object(result))
         }
     }
+
+    /// Runs `refresh` for one token at a time across every instance sharing the store. The
+    /// lock is a record written with put-if-absent (SET NX EX on Redis); the winner shares
+    /// its answer, sealed, for a short while, so callers that lost the race get the same new
+    /// tokens instead of refreshing again: with a provider that rotates refresh tokens, a
+    /// second refresh of the old token would fail. If the winner fails, the lock is released
+    /// and the next caller tries for itself.
+    func singleFlight(_ id: String, refresh: () async -> RefreshOutcome) async -> HTTPResponse {
+        let lock = id + ":lock"
+        let shared = id + ":result"
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(Self.refreshLockSeconds)
+        while clock.now < deadline {
+            do throws(StoreError) {
+                if let done = try await readSealed(shared), let body = JSONValue.parse(done) { return .json(body) }
+                if try await context.store.putRecord(lock, value: [1], ttlSeconds: Self.refreshLockSeconds) {
+                    // The previous holder may have shared its answer and let go between our
+                    // two reads: look again before refreshing an already rotated token.
+                    if let done = try await readSealed(shared), let body = JSONValue.parse(done) {
+                        _ = try? await context.store.takeRecord(lock)
+                        return .json(body)
+                    }
+                    let outcome = await refresh()
+                    if case .refreshed(let body) = outcome {
+                        _ = try? await putSealed(body.serialized(), id: shared, ttlSeconds: Self.refreshShareSeconds)
+                    }
+                    _ = try? await context.store.takeRecord(lock)
+                    switch outcome {
+                    case .refreshed(let body): return .json(body)
+                    case .failed(let response): return response
+                    }
+                }
+            } catch {
+                return JSend.error(503, "The store is unavailable")
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return JSend.error(503, "Another refresh of this token did not finish")
+    }
+
+    /// How long a refresh may hold its lock (a crashed holder's lock lapses after this).
+    static let refreshLockSeconds = 30
+    /// How long the new tokens are handed to callers that raced the winner.
+    static let refreshShareSeconds = 30
 
     /// `POST /auth/revoke/:provider` (interface.md §3): revokes a token upstream where the
     /// provider supports it. Apple answers 200 even for junk tokens, so a 200 here means only
@@ -137,11 +184,14 @@ extension LoginService {
         do {
             let response = try await outbound.execute(revocation)
             guard (200..<300).contains(response.status) else {
+                context.metrics.upstream.increment(provider, "revoke", "error")
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, format: endpoint.format))
                 return .error(502, "upstream_error", "the provider refused the revocation (\(data["error"]?.stringValue ?? "HTTP \(response.status)"))")
             }
+            context.metrics.upstream.increment(provider, "revoke", "ok")
             return .json(JSONValue.object(["revoked": true, "provider": .string(provider)]))
         } catch {
+            context.metrics.upstream.increment(provider, "revoke", "unreachable")
             return .error(504, "upstream_unreachable", "the provider did not answer")
         }
     }
@@ -155,4 +205,10 @@ extension LoginService {
     private func authenticated(key: String, secret: String) async -> Bool {
         (try? await context.registry.authenticate(key: key, secret: secret)) != nil
     }
+}
+
+/// What one refresh attempt produced: credentials to share, or the answer for this caller only.
+enum RefreshOutcome: Sendable {
+    case refreshed(JSONValue)
+    case failed(HTTPResponse)
 }

@@ -67,7 +67,8 @@ struct LoginService: Sendable {
         do throws(RegistryError) {
             keyset = try await context.registry.keyset(appKey: app.key, provider: providerID)
         } catch {
-            return deliver(error.reason)
+            // An unreachable store is the gateway's failure, not the login's: a plain 503.
+            return error.status == 503 ? JSend.error(503, "The store is unavailable") : deliver(error.reason)
         }
         guard let keyset else { return deliver("The app has no keyset for \(providerID)") }
         if keyset.responseType == .code, clientMode {
@@ -118,9 +119,11 @@ struct LoginService: Sendable {
             let templates = TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: flow)
             switch await OAuth1Exchange(outbound: outbound).requestToken(oauth1, templates: templates, callback: callback) {
             case .failure(let failure):
+                context.metrics.upstream.increment(providerID, "oauth1_request_token", "error")
                 context.logger.warning("Request token failed", ["provider.id": providerID, "error": failure.message])
                 return deliver(failure.message, data: failure.data)
             case .success(let token):
+                context.metrics.upstream.increment(providerID, "oauth1_request_token", "ok")
                 state.requestTokenSecret = token.secret
                 flow["token"] = token.token
                 var authorize = oauth1.authorize

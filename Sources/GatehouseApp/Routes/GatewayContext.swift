@@ -8,4 +8,6 @@ struct GatewayContext: Sendable {
     let registry: AppRegistry
     let providers: ProviderCatalog
     let logger: Logger
+    /// What `/metrics` reports; the store above already counts its failures into it.
+    let metrics: Metrics
 }

@@ -8,7 +8,7 @@ enum GatewayRoutes {
         HealthRoutes.register(on: &router, context: context)
         AdminRoutes.register(on: &router, context: context)
         ProviderRoutes.register(on: &router, providers: context.providers)
-        let verifier = IDTokenVerifier(outbound: outbound)
+        let verifier = IDTokenVerifier(outbound: outbound, metrics: context.metrics, store: context.store)
         let login = LoginService(context: context, outbound: outbound, verifier: verifier, apple: AppleSignIn(keys: verifier.cache))
         // Registered before the login routes, so `/auth/:provider/me` is not read as a start.
         ProviderAPIRoutes.register(on: &router, api: ProviderAPI(login: login))

@@ -1,7 +1,8 @@
 internal import GatehouseCore
 internal import HTTPServer
 
-/// `/healthz` says the process answers; `/readyz` says it can do useful work (store reachable).
+/// `/healthz` says the process answers; `/readyz` says it can do useful work (store reachable);
+/// `/metrics` says what happened, for Prometheus.
 enum HealthRoutes {
     private static let alive = HTTPResponse.jsonBytes(Array(#"{"status":"ok"}"#.utf8))
 
@@ -19,5 +20,12 @@ enum HealthRoutes {
                     return .error(503, "store_unavailable", "the store is unreachable")
                 }
             })
+        // Prometheus scrapes each instance directly; a public proxy should not pass this on.
+        router.add("GET", "/metrics", .immediate { _ in
+            var response = HTTPResponse(status: 200)
+            response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            response.body = Array(context.metrics.render().utf8)
+            return response
+        })
     }
 }
