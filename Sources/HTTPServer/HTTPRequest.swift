@@ -43,17 +43,10 @@ public struct HTTPRequest: Sendable {
     /// The media type of the body without parameters, lowercased (`application/json`).
     public var contentType: String {
         guard let value = headers["content-type"] else { return "" }
-        let base = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        return base.trimmingCharacters(in: " \t").lowercased()
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
+        // Bytes, not Characters: this runs for every request with a body.
+        var bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -65,14 +65,14 @@ public struct Router: Sendable {
     /// The match and the route pattern it came from (`/auth/:provider`), which names the
     /// request in metrics without the unbounded variety of real paths; "unmatched" otherwise.
     public func resolve(method: String, rawPath: String) -> (match: Match, route: String) {
-        let trimmed = rawPath.count > 1 && rawPath.hasSuffix("/") ? String(rawPath.dropLast()) : rawPath
+        let trimmed = rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
         if let handler = literal[method + " " + trimmed] ?? (method == "HEAD" ? literal["GET " + trimmed] : nil) {
             return (.found(handler, parameters: [:]), trimmed)
         }
-        let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let parts = Array(rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         var allowed: [String] = []
         for route in routes {
-            switch Self.bind(route.segments, to: Array(parts)) {
+            switch Self.bind(route.segments, to: parts) {
             case .none:
                 continue
             case .some(.none):
