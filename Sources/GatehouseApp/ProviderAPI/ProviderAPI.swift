@@ -60,7 +60,7 @@ struct ProviderAPI: Sendable {
             }
             let response: HTTPClientResponse
             do {
-                response = try await login.outbound.execute(outbound)
+                response = try await call(outbound, provider: caller.definition.id, step: "me")
             } catch {
                 if step.optional { continue }
                 return upstreamFailure(error, request: request, provider: caller.definition.id)
@@ -137,7 +137,7 @@ struct ProviderAPI: Sendable {
         }
         let response: HTTPClientResponse
         do {
-            response = try await login.outbound.execute(outbound)
+            response = try await call(outbound, provider: caller.definition.id, step: "request")
         } catch {
             return upstreamFailure(error, request: request, provider: caller.definition.id)
         }
@@ -194,6 +194,18 @@ struct ProviderAPI: Sendable {
             return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header")))
         }
         return .success(APICaller(definition: definition, keyset: keyset.parameters, header: header))
+    }
+
+    /// One upstream call, counted in the metrics by provider, step and outcome.
+    private func call(_ outbound: HTTPClientRequest, provider: String, step: String) async throws(HTTPClientError) -> HTTPClientResponse {
+        do {
+            let response = try await login.outbound.execute(outbound)
+            context.metrics.upstream.increment(provider, step, response.status < 400 ? "ok" : "error")
+            return response
+        } catch {
+            context.metrics.upstream.increment(provider, step, error == .timedOut ? "timeout" : "unreachable")
+            throw error
+        }
     }
 
     private func upstreamFailure(_ error: HTTPClientError, request: HTTPRequest, provider: String) -> HTTPResponse {
