@@ -29,7 +29,7 @@ let package = Package(
         // Wrappers: each is the only importer of its C module.
         .target(name: "GatehouseCrypto", dependencies: ["COpenSSL", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatehouseCore"], swiftSettings: strictSettings),
-        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: strictSettings),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "GatehouseCore"], swiftSettings: strictSettings),
         .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictSettings),
         // Carrier one-click login: the declarative token → phone engine; C-free.

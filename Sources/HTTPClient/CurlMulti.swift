@@ -1,4 +1,5 @@
 internal import CCurl
+internal import GatehouseCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -205,7 +206,10 @@ final class CurlMulti: @unchecked Sendable {
                 continue
             }
             detach(handle)
-            handle.completion.resolve(handle.outcome(for: result))
+            // A request handler waiting for this answer continues here rather than on a pool
+            // thread (see InlineExecutor); other waiters are unaffected.
+            let outcome = handle.outcome(for: result)
+            InlineExecutor.shared.runningInline { handle.completion.resolve(outcome) }
         }
     }
 

@@ -103,8 +103,8 @@ final class Exchange: @unchecked Sendable {
             let frozen = request
             // The handler starts here, on this thread; if it finishes without suspending, its
             // answer is already in `reply` when the task creation returns.
-            InlineStartExecutor.shared.runningInline {
-                Task(executorPreference: InlineStartExecutor.shared) { [self] in complete(await handler(frozen)) }
+            InlineExecutor.shared.runningInline {
+                Task(executorPreference: InlineExecutor.shared) { [self] in complete(await handler(frozen)) }
             }
             let early = reply.withLock { slot -> HTTPResponse? in
                 if let ready = slot.response {

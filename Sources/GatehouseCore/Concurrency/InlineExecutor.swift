@@ -1,0 +1,46 @@
+internal import Dispatch
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// The executor request handlers run on, which lets the thread that starts or resumes a
+/// handler run it at once instead of handing it to another thread.
+///
+/// Every hand-off is a thread switch, and on the request path those cost more than the work
+/// between them. Two places opt in with `runningInline`:
+/// - the HTTP server thread that dispatches a handler: most handlers never really suspend (a
+///   cached app, an inline SQLite statement), so they answer on the same callback;
+/// - the HTTP client thread delivering a response: the handler waiting for it carries on right
+///   there (building its answer is short) instead of waking a pool thread to do so.
+/// Only the first job enqueued during `runningInline` runs inline; every other job (after an
+/// actor hop, say, or a second suspension) goes to Dispatch's pool, so nothing recurses and no
+/// thread runs handler code it did not opt into.
+public final class InlineExecutor: TaskExecutor, @unchecked Sendable {
+    // `@unchecked`: the only state is the thread-local key, set once in init.
+    public static let shared = InlineExecutor()
+
+    private var key = pthread_key_t()
+    private let pool = DispatchQueue.global()
+
+    private init() {
+        pthread_key_create(&key, nil)
+    }
+
+    /// Calls `body`, letting the first job enqueued on this executor by this thread during it
+    /// run at once instead of being queued.
+    public func runningInline(_ body: () -> Void) {
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        body()
+        pthread_setspecific(key, nil)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        if pthread_getspecific(key) != nil {
+            pthread_setspecific(key, nil)
+            unowned.runSynchronously(on: asUnownedTaskExecutor())
+            return
+        }
+        pool.async { unowned.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
