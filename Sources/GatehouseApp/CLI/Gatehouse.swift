@@ -9,6 +9,23 @@ internal import Glibc
 
 /// The `gatehouse` command: parses the command line, loads settings, runs one command.
 public enum Gatehouse {
+    /// Blocks SIGTERM and SIGINT in the calling thread; call it first thing, before any thread
+    /// exists, so that every thread inherits the block. `serve` reads them through dispatch
+    /// signal sources (a signalfd), which only sees a signal that no thread can take: one
+    /// landing on a thread that had it unblocked would be discarded (its disposition is
+    /// SIG_IGN), and the server would never stop. Other commands unblock them again.
+    public static func blockTerminationSignals() {
+        maskTerminationSignals(SIG_BLOCK)
+    }
+
+    private static func maskTerminationSignals(_ how: Int32) {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(how, &signals, nil)
+    }
+
     /// Exit codes: 0 success, 1 the operation failed, 2 bad usage or settings.
     public static func main(_ arguments: [String], environment: [String: String]) async -> Int32 {
         switch ParsedCommand.parse(Array(arguments.dropFirst())) {
@@ -50,6 +67,11 @@ public enum Gatehouse {
         } catch {
             Console.err("gatehouse: \(error.message)")
             return 2
+        }
+        if command.spec.words[0] != "serve" {
+            // Ctrl-C ends a CLI verb the ordinary way: this thread takes the signal, and its
+            // default action ends the process.
+            maskTerminationSignals(SIG_UNBLOCK)
         }
         let status: Int32
         switch command.spec.words[0] {
