@@ -148,7 +148,8 @@ final class Exchange: @unchecked Sendable {
     /// stop) must never be resumed afterwards, so the answer slot is closed here too.
     func finish() {
         answered.store(true, ordering: .releasing)
-        daemon.watchdog.forget(self)
+        // Only a suspended handler is ever watched; most requests skip the watchdog's lock.
+        if reply.withLock({ $0.suspended }) { daemon.watchdog.forget(self) }
         if let observer = daemon.configuration.observer, let started {
             observer(RequestObservation(method: method, route: route, status: status, duration: .now - started))
         }
