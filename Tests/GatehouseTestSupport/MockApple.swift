@@ -6,7 +6,7 @@ import Foundation
 /// `/auth/keys` (RS256 JWKS with rotation) and sends server-to-server notifications; see
 /// `Tests/Fixtures/README.md`. `baseURL` is also the issuer, and the `aud` the mock expects in
 /// client_secret JWTs (real Apple: https://appleid.apple.com). Start one per test so state never mixes.
-public final class MockApple: Sendable {
+public final class MockApple: FixtureServer, @unchecked Sendable {
     public static let teamID = "TEAM123456"
     public static let keyID = "KEY1234567"
     /// The web client_id (Services ID).
@@ -34,33 +34,11 @@ public final class MockApple: Sendable {
 
         """
 
-    public let port: UInt16
-
-    /// Also the issuer (`iss` of every token) and the client_secret `aud`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
-
-    private let child: MockProcess
-
     /// Launches `python3 Tests/Fixtures/mock_apple.py --port 0` and waits for its `PORT <n>`
     /// line on a thread of its own, never on the cooperative pool.
     public static func start() async throws -> MockApple {
         try await offPool { MockApple(child: try MockProcess(scriptName: "mock_apple.py", name: "mock Apple")) }
     }
-
-    private init(child: MockProcess) {
-        self.child = child
-        self.port = child.port
-    }
-
-    /// Sends SIGTERM and waits (briefly) until the child has exited and been reaped.
-    /// Idempotent; dropping the last reference stops the child too.
-    public func stop() {
-        child.stop()
-    }
-
-    /// What the script wrote to stderr so far: tracebacks, and one
-    /// "mock_apple: invalid_client: <why>" line per rejected client authentication.
-    public var standardError: String { child.standardError }
 
     // MARK: - Test helpers (the script's `/_` endpoints)
 

@@ -4,7 +4,7 @@ import Foundation
 /// a python3 child process on 127.0.0.1, each vendor under its own path prefix
 /// (`/emay`, `/geetest`, ...), checking signatures and envelopes as the vendor documents and
 /// answering with the phone protected as the vendor does. Start one per test so state never mixes.
-public final class MockCarrier: Sendable {
+public final class MockCarrier: FixtureServer, @unchecked Sendable {
     /// A device token the mock minted, with the companions some vendors want alongside it.
     public struct DeviceToken: Sendable {
         public let token: String
@@ -63,28 +63,10 @@ public final class MockCarrier: Sendable {
 
         """
 
-    public let port: UInt16
-
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
-
-    private let child: MockProcess
-
     /// Launches `python3 Tests/Fixtures/mock_carrier.py --port 0` off the cooperative pool.
     public static func start() async throws -> MockCarrier {
         try await offPool { MockCarrier(child: try MockProcess(scriptName: "mock_carrier.py", name: "mock carrier")) }
     }
-
-    private init(child: MockProcess) {
-        self.child = child
-        self.port = child.port
-    }
-
-    public func stop() {
-        child.stop()
-    }
-
-    /// What the script wrote to stderr so far.
-    public var standardError: String { child.standardError }
 
     /// `POST /_token`: a fresh single-use device token for `vendor` standing for `phone`.
     public func mint(vendor: String, phone: String = "13800138000", behaviour: Behaviour = .ok, delay: Double = 0) async throws

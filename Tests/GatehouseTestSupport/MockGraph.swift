@@ -4,17 +4,12 @@ import Foundation
 /// as a python3 child process on 127.0.0.1. It checks `appsecret_proof` on every call that
 /// carries one (and requires it with `requireProof`), and counts, then refuses, any request
 /// carrying an `oauthio` header or a Cookie. Start one per test so state never mixes.
-public final class MockGraph: Sendable {
+public final class MockGraph: FixtureServer, @unchecked Sendable {
     public static let appID = "1234567890"
     public static let appSecret = "fb-app-secret-0123456789"
     public static let userID = "10158253215623784"
     /// `expires_in` of a token from the long-lived exchange.
     public static let longLivedSeconds = 5_183_944
-
-    public let port: UInt16
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
-
-    private let child: MockProcess
 
     public static func start(requireProof: Bool = false) async throws -> MockGraph {
         try await offPool {
@@ -22,17 +17,6 @@ public final class MockGraph: Sendable {
                 scriptName: "mock_graph.py", arguments: requireProof ? ["--require-proof"] : [], name: "mock Graph API"))
         }
     }
-
-    private init(child: MockProcess) {
-        self.child = child
-        self.port = child.port
-    }
-
-    public func stop() {
-        child.stop()
-    }
-
-    public var standardError: String { child.standardError }
 
     /// `GET /_stats`: counters ("dialog", "code_exchange", "fb_exchange_token", "me", "revoke",
     /// "echo", "slow", "proof_checked", "proof_rejected", "forbidden_headers").

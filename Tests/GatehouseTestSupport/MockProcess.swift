@@ -249,3 +249,28 @@ final class ChildStandardError: Sendable {
 
     var text: String { state.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
 }
+
+/// What every mock server wrapper shares: one Python fixture process, its port, its stderr.
+/// The wrappers add the fixture's own control calls.
+public class FixtureServer: @unchecked Sendable {
+    // `@unchecked`: the only state is immutable, and MockProcess is Sendable.
+    let child: MockProcess
+    public let port: UInt16
+
+    init(child: MockProcess) {
+        self.child = child
+        self.port = child.port
+    }
+
+    /// `http://127.0.0.1:<port>`; for the Apple mock also the issuer and the client_secret `aud`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Sends SIGTERM and waits (briefly) until the child has exited and been reaped.
+    /// Idempotent; dropping the last reference stops the child too.
+    public func stop() {
+        child.stop()
+    }
+
+    /// What the script wrote to stderr so far (tracebacks; request logs with --verbose).
+    public var standardError: String { child.standardError }
+}

@@ -4,20 +4,13 @@ import Foundation
 /// python3 child process on 127.0.0.1. It speaks OAuth 2.0 + PKCE + OpenID Connect (RS256
 /// id_tokens, JWKS, discovery) and OAuth 1.0a (HMAC-SHA1) in the providers' own wire formats;
 /// see `Tests/Fixtures/README.md` for the endpoints. Start one per test so state never mixes.
-public final class MockProvider: Sendable {
+public final class MockProvider: FixtureServer, @unchecked Sendable {
     /// The registered OAuth 2 client.
     public static let clientID = "client-1"
     public static let clientSecret = "secret-1"
     /// The registered OAuth 1.0a consumer.
     public static let consumerKey = "ck-1"
     public static let consumerSecret = "cs-1"
-
-    public let port: UInt16
-
-    /// Also the OpenID issuer.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
-
-    private let child: MockProcess
 
     /// Launches `python3 Tests/Fixtures/mock_provider.py --port 0` and waits for its
     /// `PORT <n>` line on a thread of its own, never on the cooperative pool.
@@ -33,20 +26,6 @@ public final class MockProvider: Sendable {
                     scriptName: "mock_provider.py", arguments: ["--token-format", tokenFormat], name: "mock provider"))
         }
     }
-
-    private init(child: MockProcess) {
-        self.child = child
-        self.port = child.port
-    }
-
-    /// Sends SIGTERM and waits (briefly) until the child has exited and been reaped.
-    /// Idempotent; dropping the last reference stops the child too.
-    public func stop() {
-        child.stop()
-    }
-
-    /// What the script wrote to stderr so far (tracebacks; request logs with --verbose).
-    public var standardError: String { child.standardError }
 
     /// `GET /_stats`: request counters ("authorize", "token", "refresh", "revoke", "user",
     /// "discovery", "jwks", "oauth1", "oauth1_request_token", "oauth1_authorize",
