@@ -179,39 +179,19 @@ struct ProfileMappingTests {
     func shippedProviders() throws {
         let catalog = ProviderCatalog(directories: [repositoryRoot + "/providers"])
         #expect(catalog.defects.isEmpty, "\(catalog.defects)")
-        let expectations: [String: [String: JSONValue]] = [
-            "facebook": [
-                "id": "10158253215623784", "name": "Ada Lovelace", "firstname": "Ada", "lastname": "Lovelace", "email": "ada@example.com",
-                "email_verified": false,
-                "avatar": "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=10158253215623784&height=200&width=200&ext=1700000000&hash=AbC",
-                "gender": 1, "locale": "en_GB", "location": "London, United Kingdom", "birthdate": ["day": 10, "month": 12, "year": 1815],
-                "url": "https://www.facebook.com/app_scoped_user_id/YXNpZADpBWEdKc2xR/",
-            ],
-            "facebook-sparse": ["id": "10158253215623784", "name": "Ada Lovelace", "birthdate": ["year": 1815]],
-            "github": [
-                "id": "1", "alias": "octocat", "name": "monalisa octocat", "firstname": "monalisa", "lastname": "octocat",
-                "email": "octocat@github.com", "email_verified": true, "avatar": "https://github.com/images/error/octocat_happy.gif",
-                "url": "https://github.com/octocat", "company": "GitHub", "location": "San Francisco", "bio": "There once was...",
-            ],
-            "github-sparse": [
-                "id": "10137", "alias": "ghost", "name": "ghost", "avatar": "https://avatars.githubusercontent.com/u/10137?v=4",
-                "url": "https://github.com/ghost",
-            ],
-            "google": [
-                "id": "110169484474386276334", "name": "Ada Lovelace", "firstname": "Ada", "lastname": "Lovelace", "email": "ada@example.com",
-                "email_verified": true, "avatar": "https://lh3.googleusercontent.com/a/ACg8ocKxyz=s96-c", "locale": "en-GB",
-            ],
-            "google-sparse": ["id": "110169484474386276334"],
-            "apple": ["id": "000723.25da8be3e0fb4ad0a9c1a82b1bc3fef0.0402", "email": "ada@privaterelay.appleid.com", "email_verified": true],
-            "apple-sparse": ["id": "000723.25da8be3e0fb4ad0a9c1a82b1bc3fef0.0402"],
-        ]
-        let withProfiles = catalog.all.filter { $0.definition.profileMapping != nil }.map(\.definition.id)
-        #expect(Set(withProfiles).isSubset(of: Set(expectations.keys)), "every provider with a mapping has a fixture")
-        for (name, expected) in expectations.sorted(by: { $0.key < $1.key }) {
-            let text = try #require(FileSystem.read(repositoryRoot + "/Tests/Fixtures/profiles/\(name).json"), "fixture \(name)")
-            let fixture = try #require(JSONValue.parse(text))
+        // Each fixture names its provider, holds the bodies each fetch step answered (null for a
+        // step that failed) and the unified profile expected from them.
+        let directory = repositoryRoot + "/Tests/Fixtures/profiles"
+        let names = FileSystem.entries(directory).filter { $0.hasSuffix(".json") }.sorted()
+        var covered: Set<String> = []
+        for file in names {
+            let name = String(file.dropLast(5))
+            let text = try #require(FileSystem.read(directory + "/" + file), "fixture \(name)")
+            let fixture = try #require(JSONValue.parse(text), "fixture \(name) is JSON")
             let provider = try #require(fixture["provider"]?.stringValue)
+            let expected = try #require(fixture["expected"]?.objectValue, "\(name) has an expected profile")
             let mapping = try #require(catalog.definition(provider)?.profileMapping, "\(provider) has a profile mapping")
+            covered.insert(provider)
             let bodies = (fixture["steps"]?.arrayValue ?? []).map { $0 == .null ? nil : $0 }
             var profile = run(mapping, bodies: bodies)
             let raw = profile.removeValue(forKey: "raw")
@@ -221,5 +201,7 @@ struct ProfileMappingTests {
                 #expect(field == "bio", "\(name): \(field) is not a unified field")
             }
         }
+        let withProfiles = catalog.all.filter { $0.definition.profileMapping != nil }.map(\.definition.id)
+        #expect(Set(withProfiles).isSubset(of: covered), "every provider with a mapping has a fixture")
     }
 }
