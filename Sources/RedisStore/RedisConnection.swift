@@ -29,7 +29,7 @@ final class RedisConnection {
 
     /// Connects, applying `timeoutMilliseconds` to the connect and to every later read and
     /// write; selects `database`.
-    init(host: String, port: Int, database: Int, timeoutMilliseconds: Int) throws(StoreError) {
+    init(host: String, port: Int, database: Int, username: String?, password: String?, timeoutMilliseconds: Int) throws(StoreError) {
         guard let made = gh_redis_connect(host, Int32(port), timeoutMilliseconds) else {
             throw .unavailable("redis: cannot allocate a connection")
         }
@@ -37,6 +37,13 @@ final class RedisConnection {
         // From here on a throw runs deinit, which frees the context: never free it here too.
         if made.pointee.err != 0 {
             throw .unavailable("redis: cannot connect to \(host):\(port): \(Self.errorText(made))")
+        }
+        if let password {
+            let command = [Array("AUTH".utf8)] + (username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
+            // Redis' answer names no secret, but it is not echoed anyway.
+            if case .error = try execute(command) {
+                throw .invalidLocation("redis: authentication to \(host):\(port) was refused")
+            }
         }
         if database != 0 {
             if case .error(let text) = try execute([Array("SELECT".utf8), Array(String(database).utf8)]) {

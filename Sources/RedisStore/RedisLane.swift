@@ -10,16 +10,24 @@ public struct RedisEndpoint: Sendable, Hashable {
     public var host: String
     public var port: Int
     public var database: Int
+    /// `AUTH` credentials (Redis 6 ACL user, or only the password for `requirepass`).
+    public var username: String?
+    public var password: String?
     /// Limit for connecting and for each command's round trip. Requests see a store failure
     /// (503) instead of hanging once it passes.
     public var timeout: Duration
     /// Connections, each on its own thread.
     public var connections: Int
 
-    public init(host: String, port: Int, database: Int = 0, timeout: Duration = .milliseconds(500), connections: Int = 4) {
+    public init(
+        host: String, port: Int, database: Int = 0, username: String? = nil, password: String? = nil,
+        timeout: Duration = .milliseconds(500), connections: Int = 4
+    ) {
         self.host = host
         self.port = port
         self.database = database
+        self.username = username
+        self.password = password
         self.timeout = timeout
         self.connections = connections
     }
@@ -184,6 +192,7 @@ final class RedisLane: @unchecked Sendable {
             do throws(StoreError) {
                 connection = try RedisConnection(
                     host: endpoint.host, port: endpoint.port, database: endpoint.database,
+                    username: endpoint.username, password: endpoint.password,
                     timeoutMilliseconds: endpoint.timeoutMilliseconds)
                 connectionGeneration = generation
             } catch {

@@ -49,6 +49,12 @@ struct ConfigurationTests {
         #expect(StoreLocation("sqlite:/var/lib/g.db") == .sqlite(path: "/var/lib/g.db"))
         #expect(StoreLocation("redis://cache:6380/2") == .redis(host: "cache", port: 6380, database: 2))
         #expect(StoreLocation("redis://cache") == .redis(host: "cache", port: 6379, database: 0))
+        // Credentials: a password alone, or an ACL user and password; percent-encoded; never printed.
+        #expect(StoreLocation("redis://:s%40cret@cache:6380/1") == .redis(host: "cache", port: 6380, database: 1, password: "s@cret"))
+        #expect(StoreLocation("redis://s3cret@cache") == .redis(host: "cache", port: 6379, database: 0, password: "s3cret"))
+        #expect(StoreLocation("redis://app:pw@cache/2") == .redis(host: "cache", port: 6379, database: 2, username: "app", password: "pw"))
+        #expect(StoreLocation("redis://app:pw@cache/2")?.description == "redis://app:***@cache:6379/2")
+        #expect(StoreLocation("redis://:@cache") == nil)
         for bad in ["", "sqlite:", "memory", "redis://:1/0", "redis://h:0/0", "redis://h:1/x", "mysql://x"] {
             #expect(StoreLocation(bad) == nil, "\(bad)")
         }

@@ -110,17 +110,20 @@ public final class RedisServer: Sendable {
     public let port: UInt16
     public let directory: String
     private let durable: Bool
+    private let extraArguments: [String]
     private let current: Mutex<ServiceProcess?>
 
     /// `durable` turns on the append-only file with an fsync per write, so data survives a
     /// restart (for the outage test); otherwise nothing touches the disk.
-    public static func launch(port: UInt16? = nil, durable: Bool = false) async throws -> RedisServer {
-        try await offPool { try RedisServer(port: port ?? freePort(), durable: durable) }
+    /// `extraArguments` go to redis-server as they are (`--requirepass x`, say).
+    public static func launch(port: UInt16? = nil, durable: Bool = false, extraArguments: [String] = []) async throws -> RedisServer {
+        try await offPool { try RedisServer(port: port ?? freePort(), durable: durable, extraArguments: extraArguments) }
     }
 
-    private init(port: UInt16, durable: Bool) throws {
+    private init(port: UInt16, durable: Bool, extraArguments: [String]) throws {
         self.port = port
         self.durable = durable
+        self.extraArguments = extraArguments
         directory = TemporaryDirectory.make()
         current = Mutex(nil)
         try startNow()
@@ -137,6 +140,7 @@ public final class RedisServer: Sendable {
     private func startNow() throws {
         var arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--daemonize", "no", "--protected-mode", "no"]
         arguments += durable ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]
+        arguments += extraArguments
         let process = try ServiceProcess(
             name: "redis-server", executable: "redis-server", arguments: arguments, port: port, logPath: directory + "/redis.log")
         current.withLock { $0 = process }
@@ -167,7 +171,7 @@ public final class RedisServer: Sendable {
         return try await offPool {
             try shared.withLock { server in
                 if let server { return server.url() }
-                let started = try RedisServer(port: freePort(), durable: false)
+                let started = try RedisServer(port: freePort(), durable: false, extraArguments: [])
                 server = started
                 return started.url()
             }

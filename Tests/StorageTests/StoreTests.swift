@@ -192,3 +192,20 @@ struct StoreTests {
         #expect(throws: StoreError.invalidLocation("")) { try SQLiteStore(path: "/proc/forbidden/store.db") }
     }
 }
+
+
+@Suite("Redis authentication")
+struct RedisAuthenticationTests {
+    @Test("a password-protected Redis: the right password works, a wrong one is a clear store error")
+    func requirePass() async throws {
+        let server = try await RedisServer.launch(extraArguments: ["--requirepass", "gh-test-pass"])
+        defer { Task { await server.stop() } }
+        let good = RedisStore(endpoint: RedisEndpoint(host: "127.0.0.1", port: Int(server.port), password: "gh-test-pass"))
+        #expect(try await good.putRecord("r1", value: [1], ttlSeconds: 60))
+        #expect(try await good.record("r1") == [1])
+        await good.close()
+        let bad = RedisStore(endpoint: RedisEndpoint(host: "127.0.0.1", port: Int(server.port), password: "wrong"))
+        await #expect(throws: StoreError.self) { try await bad.ping() }
+        await bad.close()
+    }
+}

@@ -95,10 +95,10 @@ public enum Gatehouse {
             do { opened = try SQLiteStore(path: path) } catch {
                 throw ConfigurationError("cannot open store sqlite:\(path): \(error.reason)")
             }
-        case .redis(let host, let port, let database):
+        case .redis(let host, let port, let database, let username, let password):
             // Connections open lazily and reopen by themselves, so the gateway may start
             // before Redis does; /readyz reports 503 until it is reachable.
-            opened = RedisStore(endpoint: RedisEndpoint(host: host, port: port, database: database))
+            opened = RedisStore(endpoint: RedisEndpoint(host: host, port: port, database: database, username: username, password: password))
         }
         let metrics = Metrics()
         let store = InstrumentedStore(base: opened, metrics: metrics)

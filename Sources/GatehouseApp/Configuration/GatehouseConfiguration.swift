@@ -47,10 +47,12 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
     case memory
     /// An SQLite file (WAL mode).
     case sqlite(path: String)
-    /// A Redis server shared by many gateway processes.
-    case redis(host: String, port: Int, database: Int)
+    /// A Redis server shared by many gateway processes, with the credentials for `AUTH` when
+    /// the URL carries them (`redis://[user:]password@host:port/db`).
+    case redis(host: String, port: Int, database: Int, username: String? = nil, password: String? = nil)
 
-    /// Parses `memory:`, `sqlite:PATH` or `redis://HOST:PORT/DB`.
+    /// Parses `memory:`, `sqlite:PATH` or `redis://[[USER]:PASSWORD@]HOST:PORT/DB` (the
+    /// credentials percent-encoded, as in any URL).
     public init?(_ text: String) {
         if text == "memory:" {
             self = .memory
@@ -59,7 +61,24 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
             guard !path.isEmpty, !path.contains("\0") else { return nil }
             self = .sqlite(path: path)
         } else if text.hasPrefix("redis://") {
-            let rest = text.dropFirst("redis://".count)
+            var rest = text.dropFirst("redis://".count)
+            var username: String?
+            var password: String?
+            if let at = rest.lastIndex(of: "@") {
+                let credentials = rest[..<at]
+                rest = rest[rest.index(after: at)...]
+                let pieces = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let user = PercentEncoding.decode(pieces[0]) else { return nil }
+                if pieces.count > 1 {
+                    guard let secret = PercentEncoding.decode(pieces[1]), !secret.isEmpty else { return nil }
+                    username = user.isEmpty ? nil : user
+                    password = secret
+                } else {
+                    // `redis://secret@host`: a lone credential is the password, as redis-cli reads it.
+                    guard !user.isEmpty else { return nil }
+                    password = user
+                }
+            }
             let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
             let hostPort = parts[0]
             let database = parts.count > 1 ? (parts[1].isEmpty ? 0 : Int(parts[1])) : 0
@@ -74,7 +93,7 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
                 port = 6379
             }
             guard let port, (1...65535).contains(port), !host.isEmpty else { return nil }
-            self = .redis(host: String(host), port: port, database: database)
+            self = .redis(host: String(host), port: port, database: database, username: username, password: password)
         } else {
             return nil
         }
@@ -84,7 +103,9 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .memory: "memory:"
         case .sqlite(let path): "sqlite:\(path)"
-        case .redis(let host, let port, let database): "redis://\(host):\(port)/\(database)"
+        // Never the password: this text reaches logs and error messages.
+        case .redis(let host, let port, let database, let username, let password):
+            "redis://\(password == nil ? "" : (username ?? "") + ":***@")\(host):\(port)/\(database)"
         }
     }
 
