@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "CarrierTests", dependencies: ["Carrier", "Compression", "GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
+        .testTarget(name: "CarrierTests", dependencies: ["Carrier", "Compression", "GatehouseCore", "GatehouseCrypto", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),

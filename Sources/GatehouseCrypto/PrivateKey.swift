@@ -55,13 +55,7 @@ public final class PrivateKey: @unchecked Sendable {
                 EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1
             else { throw .signFailed(CryptoError.drainOpenSSLErrors()) }
         }
-        var length = Int(EVP_PKEY_get_size(key))
-        var signature = [UInt8](repeating: 0, count: length)
-        let signed = message.withUnsafeBufferPointer { input in
-            EVP_DigestSign(ctx, &signature, &length, input.baseAddress, input.count) == 1
-        }
-        guard signed, length <= signature.count else { throw .signFailed(CryptoError.drainOpenSSLErrors()) }
-        signature.removeLast(signature.count - length)
+        let signature = try DigestSigning.sign(ctx, key: key, message: message)
         guard let curve = algorithm.curve else { return signature }
         guard let raw = signature.withUnsafeBytes({ ECDSASignature.raw(der: $0, curve: curve) }) else {
             throw .signFailed("OpenSSL produced an ECDSA signature that does not fit \(curve.rawValue)")

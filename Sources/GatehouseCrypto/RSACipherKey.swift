@@ -60,13 +60,7 @@ public final class RSACipherKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(ctx) }
         let digest = sha1 ? FetchedDigest.sha1 : FetchedDigest.sha256
         guard EVP_DigestSignInit(ctx, nil, digest.md, nil, key) == 1 else { throw .signFailed(CryptoError.drainOpenSSLErrors()) }
-        var length = Int(EVP_PKEY_get_size(key))
-        var signature = [UInt8](repeating: 0, count: length)
-        let signed = message.withUnsafeBufferPointer { input in
-            EVP_DigestSign(ctx, &signature, &length, input.baseAddress, input.count) == 1
-        }
-        guard signed, length <= signature.count else { throw .signFailed(CryptoError.drainOpenSSLErrors()) }
-        signature.removeLast(signature.count - length)
+        let signature = try DigestSigning.sign(ctx, key: key, message: message)
         return signature
     }
 

@@ -2,6 +2,7 @@ import Carrier
 import Compression
 import GatehouseCore
 import GatehouseCrypto
+import GatehouseTestSupport
 import Testing
 
 /// carrier.md §12: the known-answer vectors, run through the engine's own operations (a small
@@ -222,25 +223,6 @@ struct KnownAnswerTests {
         #expect(error.errorClass == .upstream && error.vendorCode == "ERROR_APPID")
     }
 
-    static let testRSAKey = """
-        -----BEGIN PRIVATE KEY-----
-        MIICdQIBADANBgkqhkiG9w0BAQEFAASCAl8wggJbAgEAAoGBAKke42SCONsKZUO0
-        oBwhb/t9UIroAx0dbZHrzS+YxqqZM0mzU6e1ARE4HE75WG48saxMgTR7tWkPvJ8S
-        l/5Wrn2ANDLuBrojcHkA9uvXoeIc+2JA2F7QJHxLYwmSq/17EuwaXqO01ECMZqlI
-        npw/qSCZ1Wmbv06pSKTY9IB9b1P3AgMBAAECgYA7qNDQsPt7kcQ9SSe+JLGLRx61
-        kbkfeTUg58z/QGa84cRs+FzHaZvRxjh+R4nBgZmvzWE68XUCdfG1L+r8ZvmwayUT
-        s/QiwGrT7jH+/ix6aQykYCQg2WrEaTrOdJK6xoMrYJ56LvzClDkUSpsc4LAkFjFt
-        RfWmWZnM329oCpuIkQJBANoaDpQBs2ngd3dJ0pPkTAdTUIQX8Uk2xIIn/3R5T/WZ
-        BAWQIoTqXbqXl8wTEX0rbItePEpkHU8UhcAN9BOO/78CQQDGgfn/HGTUUeSUzjSO
-        2wX2OCMit/qoyI7v8J7TeW5sh22XrocP1dkyey79JON9tFc6BYc3Y/s/B0f0XgAS
-        iTnJAkAo1WQRVdgvZHU5gjrIsZ+CZ5jVgl4MZRKZg7+SIPxVcRaNrBSqae6udp9W
-        9+L4Wl7yIOyMyP2rxp3b/UDLQKSlAkAGlDAw4EQHNV+Z/uuHAINGEb44XFiWV29F
-        THg3EgMy3ZooOMSJJdE49xQrl5lihSOO7Lf6gfnFsPwVgTgHZTzhAkA2we2n4JSL
-        AAHErE6Sdn54DWbgyPveyehLpM1JRIIBoaFmiPFD2pgmNQBbbPgc4sW4+70gpSB1
-        qQViwmtrjCbt
-        -----END PRIVATE KEY-----
-        """
-
     @Test("G8: RSA PKCS#1 v1.5 decryption of a 1024-bit key's base64 ciphertext")
     func rsaDecrypt() throws {
         let text = """
@@ -249,7 +231,7 @@ struct KnownAnswerTests {
              "response":{"success":{"all":[{"path":"$.code","eq":8000}]},
               "phone":{"path":"$.phone","decrypt":{"op":"rsa_decrypt","padding":"pkcs1","in":"base64","keyPem":"{{secret.rsaPrivateKeyPem}}"}}}}
             """
-        let exchange = try Self.exchange(text, secrets: ["rsaPrivateKeyPem": Self.testRSAKey])
+        let exchange = try Self.exchange(text, secrets: ["rsaPrivateKeyPem": MockCarrier.rsaPrivateKeyPEM])
         let ciphertext =
             "W3v9uONiA6ixEG1vl6cbbI29xiRr40zn4tffkmYRN2K+h8ohsNNKW1XWcUMOxUKx/1WpsYlc11z20h5DN6BmJKdBDeUd+80Sg9l1ARZOPRUFSv8YhbFb8gxGuUjBcnpn3RBB4KA2oOq0SNtskZWL82z+f6U1IoUJvdLxvoc2oRQ="
         let body = Array(#"{"id":117270465679982592,"code":8000,"phone":"\#(ciphertext)"}"#.utf8)
