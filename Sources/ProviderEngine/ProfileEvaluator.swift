@@ -33,6 +33,12 @@ public enum ProfileEvaluator {
     }
 
     /// `?filter=a,b`: only the named fields, and `raw` always (OAuth.io adds it after filtering).
+    /// Whether `body`, as one of `step`'s answers, says the token was refused.
+    public static func refusesToken(_ step: ProfileStep, body: JSONValue) -> Bool {
+        guard let predicate = step.tokenInvalid, let value = evaluate(predicate, document: body) else { return false }
+        return isTrue(value)
+    }
+
     public static func filtered(_ profile: [String: JSONValue], keeping names: [String]) -> [String: JSONValue] {
         let wanted = Set(names)
         return profile.filter { wanted.contains($0.key) || $0.key == "raw" }

@@ -39,10 +39,14 @@ public struct ProfileStep: Sendable, Hashable {
     public var export: [String: ProfileExpression]
     /// A failing optional step leaves its exports absent instead of failing `me`.
     public var optional: Bool
+    /// True on a body (of any status) that says the token itself was refused, so `me`
+    /// answers 401 rather than 502: Facebook's error code 190 on a 400, Slack's `ok: false`
+    /// on a 200.
+    public var tokenInvalid: ProfileExpression?
 
     public init(
         url: String, method: String = "GET", query: [String: String] = [:], headers: [String: String] = [:],
-        export: [String: ProfileExpression] = [:], optional: Bool = false
+        export: [String: ProfileExpression] = [:], optional: Bool = false, tokenInvalid: ProfileExpression? = nil
     ) {
         self.url = url
         self.method = method
@@ -50,6 +54,7 @@ public struct ProfileStep: Sendable, Hashable {
         self.headers = headers
         self.export = export
         self.optional = optional
+        self.tokenInvalid = tokenInvalid
     }
 }
 

@@ -8,7 +8,7 @@ struct ProfileReader {
     let base: String?
 
     private static let blockKeys: Set<String> = ["url", "fetch", "document", "fields", "email_verified"]
-    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional"]
+    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid"]
     /// Each operator with the modifier keys it accepts.
     private static let operators: [String: Set<String>] = [
         "path": [], "value": [], "first": [], "join": ["separator"], "template": [], "map": ["from", "default"],
@@ -99,6 +99,9 @@ struct ProfileReader {
         }
         if let optional = object["optional"] {
             if let flag = optional.boolValue { step.optional = flag } else { defect(path + "/optional", "must be true or false") }
+        }
+        if let tokenInvalid = object["token_invalid"] {
+            step.tokenInvalid = expression(tokenInvalid, at: path + "/token_invalid")
         }
         return step
     }

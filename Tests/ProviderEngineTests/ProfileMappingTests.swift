@@ -175,6 +175,22 @@ struct ProfileMappingTests {
         ])
     }
 
+    @Test("token_invalid tells a refused token apart from a failing provider, whatever the status")
+    func tokenInvalid() throws {
+        let text = #"{"name":"S","oauth2":{"authorize":"https://s.example/a","access_token":"https://s.example/t","request":"https://api.s.example"},"#
+            + #""profile":{"fetch":[{"url":"/me","token_invalid":{"map":{"190":true,"false":true},"from":{"first":["error.code","ok"]}}}],"fields":{"id":"id"}}}"#
+        guard case .success(let definition) = DefinitionReader.read(id: "s", document: json(text)),
+            let step = definition.profileMapping?.steps.first
+        else { Issue.record("not read"); return }
+        #expect(ProfileEvaluator.refusesToken(step, body: json(#"{"error":{"code":190,"type":"OAuthException"}}"#)))
+        #expect(ProfileEvaluator.refusesToken(step, body: json(#"{"ok":false,"error":"invalid_auth"}"#)))
+        #expect(!ProfileEvaluator.refusesToken(step, body: json(#"{"error":{"code":4}}"#)), "a rate limit is the provider's failure")
+        #expect(!ProfileEvaluator.refusesToken(step, body: json(#"{"ok":true,"id":"U1"}"#)))
+        let bad = DefinitionReader.read(id: "s", document: json(#"{"name":"S","oauth2":{"authorize":"https://s.example/a","access_token":"https://s.example/t","request":"https://api.s.example"},"profile":{"fetch":[{"url":"/me","token_invalid":{"nope":1}}],"fields":{"id":"id"}}}"#))
+        guard case .failure(let failure) = bad else { Issue.record("accepted"); return }
+        #expect(failure.defects.contains { $0.path.hasPrefix("/profile/fetch/0/token_invalid") })
+    }
+
     @Test("every shipped provider's mapping against its recorded profiles, full and sparse")
     func shippedProviders() throws {
         let catalog = ProviderCatalog(directories: [repositoryRoot + "/providers"])

@@ -65,7 +65,11 @@ struct ProviderAPI: Sendable {
                 if step.optional { continue }
                 return upstreamFailure(error, request: request, provider: caller.definition.id)
             }
-            guard (200..<300).contains(response.status), let body = JSONValue.parse(response.body) else {
+            let parsed = JSONValue.parse(response.body)
+            if let parsed, ProfileEvaluator.refusesToken(step, body: parsed) {
+                return JSend.error(401, "The token is invalid or expired")
+            }
+            guard (200..<300).contains(response.status), let body = parsed else {
                 if step.optional { continue }
                 let status = response.status == 401 || response.status == 403 ? response.status : 502
                 return JSend.error(status, "The provider refused the profile request (HTTP \(response.status))")
