@@ -47,6 +47,10 @@ struct EncodingTests {
         #expect(fields.map(\.name) == ["a", "b", "a", "c", "d"])
         #expect(fields.map(\.value) == ["1", "", "2", "", "x y+"])
         #expect(FormField.parse("a=%") == nil)
+        #expect(FormField.parse("&&x=%3D%26&&")?.map(\.value) == ["=&"], "empty pairs skipped, escapes decoded after splitting")
+        #expect(FormField.parse("k==v")?.first?.value == "=v", "only the first = separates")
+        #expect(FormField.parse("")?.isEmpty == true)
+        #expect(PercentEncoding.encode("plain-Token_1.2~") == "plain-Token_1.2~")
     }
 
     @Test("JSON string quoting is safe inside a script element")

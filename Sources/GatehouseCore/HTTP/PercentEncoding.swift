@@ -7,13 +7,19 @@ public enum PercentEncoding {
         guard utf8.contains(UInt8(ascii: "%")) || (plusAsSpace && utf8.contains(UInt8(ascii: "+"))) else {
             return String(text)
         }
+        return decode(bytes: utf8[...], plusAsSpace: plusAsSpace)
+    }
+
+    /// The same over bytes: query strings and form bodies are parsed without building a
+    /// String per piece first.
+    static func decode(bytes utf8: ArraySlice<UInt8>, plusAsSpace: Bool) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
-        var index = 0
-        while index < utf8.count {
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
             let byte = utf8[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+                guard index + 2 < utf8.endIndex, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 3
@@ -31,22 +37,32 @@ public enum PercentEncoding {
     /// Encodes everything except RFC 3986 unreserved characters, which is what both OAuth 1.0a
     /// signatures and JavaScript's `encodeURIComponent` consumers accept.
     public static func encode(_ text: some StringProtocol) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        let digits = Array("0123456789ABCDEF".utf8)
+        // Most values (ids, tokens, codes) need no escape at all.
+        guard text.utf8.contains(where: { !isUnreserved($0) }) else { return String(text) }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out.unicodeScalars.append("%")
-                out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
-                out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 0x0F)]))
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    @inline(__always)
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -71,13 +87,20 @@ public struct FormField: Sendable, Hashable {
 
     /// Parses `a=1&b=2` (form or query syntax). Returns nil if any escape is malformed.
     public static func parse(_ text: some StringProtocol) -> [FormField]? {
+        let bytes = Array(text.utf8)
         var fields: [FormField] = []
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(parts[0], plusAsSpace: true) else { return nil }
-            let rawValue = parts.count > 1 ? parts[1] : ""
-            guard let value = PercentEncoding.decode(rawValue, plusAsSpace: true) else { return nil }
-            fields.append(FormField(name: name, value: value))
+        var start = 0
+        while start <= bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+            if end > start {
+                let pair = bytes[start..<end]
+                let equals = pair.firstIndex(of: UInt8(ascii: "="))
+                guard let name = PercentEncoding.decode(bytes: pair[..<(equals ?? end)], plusAsSpace: true),
+                    let value = PercentEncoding.decode(bytes: equals.map { pair[($0 + 1)...] } ?? [], plusAsSpace: true)
+                else { return nil }
+                fields.append(FormField(name: name, value: value))
+            }
+            start = end + 1
         }
         return fields
     }
