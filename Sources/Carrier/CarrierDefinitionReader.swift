@@ -13,12 +13,12 @@ public struct CarrierDefect: Sendable, Hashable, CustomStringConvertible {
 /// references to undeclared secrets, inputs, bindings or maps are all defects, each reported
 /// with its path, so `gatehouse providers validate` shows every problem at once.
 public struct CarrierDefinitionReader {
-    private var defects: [CarrierDefect] = []
-    private let base: String
-    private var secretNames: Set<String> = []
-    private var inputNames: Set<String> = []
-    private var bindingNames: Set<String> = []
-    private var mapNames: Set<String> = []
+    var defects: [CarrierDefect] = []
+    let base: String
+    var secretNames: Set<String> = []
+    var inputNames: Set<String> = []
+    var bindingNames: Set<String> = []
+    var mapNames: Set<String> = []
 
     /// The definition, or every defect found. `base` prefixes every defect path; without
     /// `hasBaseURL` (the provider's `url`) a request URL must be absolute.
@@ -31,16 +31,16 @@ public struct CarrierDefinitionReader {
         return .failure(CarrierDefinitionFailure(defects: reader.defects))
     }
 
-    private let hasBaseURL: Bool
+    let hasBaseURL: Bool
 
-    private init(base: String, hasBaseURL: Bool) {
+    init(base: String, hasBaseURL: Bool) {
         self.base = base
         self.hasBaseURL = hasBaseURL
     }
 
     static let topKeys: Set<String> = ["kind", "vendor", "docs", "notes", "secrets", "inputs", "maps", "let", "request", "response"]
 
-    private mutating func definition(_ value: JSONValue) -> CarrierDefinition? {
+    mutating func definition(_ value: JSONValue) -> CarrierDefinition? {
         guard let object = object(value, "", keys: Self.topKeys) else { return nil }
         let vendor = object["vendor"].flatMap { string($0, "/vendor") } ?? "custom"
         _ = object["docs"].flatMap { string($0, "/docs") }
@@ -88,7 +88,7 @@ public struct CarrierDefinitionReader {
             vendor: vendor, secrets: secrets, inputs: inputs, maps: maps, bindings: bindings, request: request, response: response)
     }
 
-    private mutating func secretSpecs(_ value: JSONValue?) -> [SecretSpec] {
+    mutating func secretSpecs(_ value: JSONValue?) -> [SecretSpec] {
         guard let value else { return [] }
         guard let items = array(value, "/secrets") else { return [] }
         var specs: [SecretSpec] = []
@@ -106,7 +106,7 @@ public struct CarrierDefinitionReader {
         return specs
     }
 
-    private mutating func inputSpecs(_ value: JSONValue?) -> [InputSpec] {
+    mutating func inputSpecs(_ value: JSONValue?) -> [InputSpec] {
         guard let value else {
             defect("/inputs", "required (at least the device token)")
             return []
@@ -128,7 +128,7 @@ public struct CarrierDefinitionReader {
         return specs
     }
 
-    private mutating func request(_ value: JSONValue) -> CarrierRequest? {
+    mutating func request(_ value: JSONValue) -> CarrierRequest? {
         guard let object = object(value, "/request", keys: ["method", "url", "query", "headers", "auth", "body", "timeoutMs"]) else {
             return nil
         }
@@ -161,7 +161,7 @@ public struct CarrierDefinitionReader {
         return CarrierRequest(method: method, url: url, query: query, headers: headers, basic: basic, body: body, timeoutMilliseconds: timeout)
     }
 
-    private mutating func namedValues(_ value: JSONValue?, _ path: String) -> [NamedValue] {
+    mutating func namedValues(_ value: JSONValue?, _ path: String) -> [NamedValue] {
         guard let value, let entries = object(value, path, keys: nil) else { return [] }
         var result: [NamedValue] = []
         for name in entries.keys.sorted() {
@@ -170,7 +170,7 @@ public struct CarrierDefinitionReader {
         return result
     }
 
-    private mutating func body(_ value: JSONValue) -> CarrierBody? {
+    mutating func body(_ value: JSONValue) -> CarrierBody? {
         guard let object = object(value, "/request/body", keys: ["encoding", "fields", "transforms"]) else { return nil }
         var encoding = BodyEncoding.json
         if let text = object["encoding"].flatMap({ string($0, "/request/body/encoding") }) {
@@ -211,7 +211,7 @@ public struct CarrierDefinitionReader {
         return CarrierBody(encoding: encoding, fields: fields, transforms: transforms)
     }
 
-    private mutating func response(_ value: JSONValue) -> CarrierResponse? {
+    mutating func response(_ value: JSONValue) -> CarrierResponse? {
         let keys: Set<String> = ["pre", "format", "success", "errorCode", "errorMessage", "errors", "phone"]
         guard let object = object(value, "/response", keys: keys) else { return nil }
         if let format = object["format"].flatMap({ string($0, "/response/format") }), format != "json" {
@@ -263,7 +263,7 @@ public struct CarrierDefinitionReader {
         return CarrierResponse(pre: pre, success: success, errorCode: errorCode, errorMessage: errorMessage, errors: errors, phone: phone)
     }
 
-    private mutating func phoneSpec(_ value: JSONValue) -> PhoneSpec? {
+    mutating func phoneSpec(_ value: JSONValue) -> PhoneSpec? {
         guard let object = object(value, "/response/phone", keys: ["path", "ci", "decrypt", "then"]) else { return nil }
         let selector = pathSelector(object, "/response/phone")
         let decrypt = object["decrypt"].flatMap { transform($0, "/response/phone/decrypt") }
@@ -282,7 +282,7 @@ public struct CarrierDefinitionReader {
         return PhoneSpec(selector: selector, decrypt: decrypt, then: then)
     }
 
-    private mutating func pathSelector(_ object: [String: JSONValue], _ path: String) -> Selector? {
+    mutating func pathSelector(_ object: [String: JSONValue], _ path: String) -> Selector? {
         guard let text = requiredString(object["path"], path + "/path") else { return nil }
         let ci = object["ci"].flatMap { bool($0, path + "/ci") } ?? false
         guard let segments = Self.jsonPath(text) else {
@@ -292,7 +292,7 @@ public struct CarrierDefinitionReader {
         return .path(segments, caseInsensitive: ci)
     }
 
-    private mutating func selector(_ value: JSONValue, _ path: String) -> Selector? {
+    mutating func selector(_ value: JSONValue, _ path: String) -> Selector? {
         if let text = value.stringValue {
             guard let segments = Self.jsonPath(text) else {
                 defect(path, "must be a path like $.a.b, or {\"header\": name}")
@@ -308,7 +308,7 @@ public struct CarrierDefinitionReader {
         return pathSelector(object, path)
     }
 
-    private mutating func predicate(_ value: JSONValue, _ path: String) -> Predicate? {
+    mutating func predicate(_ value: JSONValue, _ path: String) -> Predicate? {
         guard let object = object(value, path, keys: ["path", "ci", "header", "status", "eq", "nonEmpty"]) else { return nil }
         let selector: Selector?
         if let header = object["header"] {
@@ -331,378 +331,6 @@ public struct CarrierDefinitionReader {
         guard let selector, let test else { return nil }
         return Predicate(selector: selector, test: test)
     }
-
-    // MARK: Values
-
-    /// A value: a template string, a number or boolean literal, or an operation object.
-    private mutating func value(_ value: JSONValue?, _ path: String, current: Bool = false) -> CarrierValue? {
-        guard let value else {
-            defect(path, "required")
-            return nil
-        }
-        switch value {
-        case .string(let text): return template(text, path)
-        case .number, .bool: return Self.scalarText(value).map { .literal($0) }
-        case .object(let object): return operation(object, path, current: current)
-        default:
-            defect(path, "must be a string, number, boolean or operation object")
-            return nil
-        }
-    }
-
-    /// A body transform or decrypt step: an operation whose input defaults to the bytes at hand.
-    private mutating func transform(_ value: JSONValue, _ path: String) -> CarrierValue? {
-        guard let object = value.objectValue, object["op"] != nil else {
-            defect(path, "must be an operation object with \"op\"")
-            return nil
-        }
-        return operation(object, path, current: true)
-    }
-
-    private mutating func operation(_ object: [String: JSONValue], _ path: String, current: Bool) -> CarrierValue? {
-        // Byte sources without "op" (key material): {"utf8": …}, {"hex": …}, {"base64": …},
-        // {"md5hex": …}, {"slice": {…}}, {"pad": {…}}.
-        if object["op"] == nil {
-            guard object.count == 1, let (kind, inner) = object.first else {
-                defect(path, "an object value needs \"op\", or exactly one of utf8, hex, base64, md5hex, slice, pad")
-                return nil
-            }
-            switch kind {
-            case "utf8": return self.value(inner, path + "/utf8")
-            case "hex": return self.value(inner, path + "/hex").map { .decode($0, .hex) }
-            case "base64": return self.value(inner, path + "/base64").map { .decode($0, .base64) }
-            case "md5hex": return self.value(inner, path + "/md5hex").map { .md5Hex($0) }
-            case "slice":
-                guard let fields = self.object(inner, path + "/slice", keys: ["of", "from", "to"]),
-                    let of = self.value(fields["of"], path + "/slice/of"),
-                    let from = integer(fields["from"] ?? .number(0), path + "/slice/from", range: 0...4096),
-                    let to = requiredInteger(fields["to"], path + "/slice/to", range: 1...4096)
-                else { return nil }
-                if from >= to { defect(path + "/slice", "from must be below to") }
-                return .slice(of, from: from, to: to)
-            case "pad":
-                guard let fields = self.object(inner, path + "/pad", keys: ["of", "len", "with"]),
-                    let of = self.value(fields["of"], path + "/pad/of"),
-                    let length = requiredInteger(fields["len"], path + "/pad/len", range: 1...4096)
-                else { return nil }
-                var byte: UInt8 = 0
-                if let with = fields["with"].flatMap({ string($0, path + "/pad/with") }) {
-                    if with.utf8.count == 1, let first = with.utf8.first { byte = first } else { defect(path + "/pad/with", "must be one ASCII character") }
-                }
-                return .pad(of, length: length, byte: byte)
-            default:
-                defect(path + "/" + kind, "unknown byte source")
-                return nil
-            }
-        }
-        guard let op = string(object["op"] ?? .null, path + "/op") else { return nil }
-        func keys(_ allowed: Set<String>) -> Bool {
-            var ok = true
-            for key in object.keys.sorted() where key != "op" && !allowed.contains(key) {
-                defect(path + "/" + key, "unknown key for \(op)")
-                ok = false
-            }
-            return ok
-        }
-        /// The operation's input: explicit, or the bytes at hand in a transform.
-        func input(_ name: String) -> CarrierValue? {
-            if object[name] == nil, current { return .current }
-            return self.value(object[name], path + "/" + name)
-        }
-        func encoding(_ name: String, default fallback: ByteEncoding) -> ByteEncoding {
-            guard let text = object[name].flatMap({ string($0, path + "/" + name) }) else { return fallback }
-            guard let parsed = ByteEncoding(rawValue: text) else {
-                defect(path + "/" + name, "must be raw, hex, HEX or base64")
-                return fallback
-            }
-            return parsed
-        }
-        func digest() -> DigestName? {
-            guard let text = requiredString(object["alg"], path + "/alg") else { return nil }
-            guard let parsed = DigestName(rawValue: text) else {
-                defect(path + "/alg", "must be md5, sha1 or sha256")
-                return nil
-            }
-            return parsed
-        }
-        switch op {
-        case "now":
-            guard keys(["unit", "format", "tz"]) else { return nil }
-            if let format = object["format"].flatMap({ string($0, path + "/format") }) {
-                if format == "iso8601z" { return .now(.iso8601) }
-                guard format == "yyyyMMddHHmmssSSS" else {
-                    defect(path + "/format", "must be yyyyMMddHHmmssSSS or iso8601z")
-                    return nil
-                }
-                let zone = object["tz"].flatMap { string($0, path + "/tz") } ?? "UTC"
-                guard let offset = Self.offsetMinutes(zone) else {
-                    defect(path + "/tz", "must be UTC, Asia/Shanghai or an offset like +08:00")
-                    return nil
-                }
-                return .now(.compact(offsetMinutes: offset))
-            }
-            switch object["unit"].flatMap({ string($0, path + "/unit") }) ?? "ms" {
-            case "ms": return .now(.epochMilliseconds)
-            case "s": return .now(.epochSeconds)
-            default:
-                defect(path + "/unit", "must be ms or s")
-                return nil
-            }
-        case "uuid":
-            guard keys([]) else { return nil }
-            return .uuid
-        case "random":
-            guard keys(["charset", "len"]) else { return nil }
-            let charsetText = object["charset"].flatMap { string($0, path + "/charset") } ?? "alnum"
-            guard let charset = RandomCharset(rawValue: charsetText) else {
-                defect(path + "/charset", "must be digits, alnum or hex")
-                return nil
-            }
-            guard let length = requiredInteger(object["len"], path + "/len", range: 1...128) else { return nil }
-            return .random(charset, length: length)
-        case "concat":
-            guard keys(["parts"]), let list = object["parts"].flatMap({ array($0, path + "/parts") }) else { return nil }
-            let parts = list.enumerated().compactMap { self.value($0.element, path + "/parts/\($0.offset)", current: current) }
-            return parts.count == list.count ? .concat(parts) : nil
-        case "canonical":
-            guard keys(["source", "exclude", "sort", "pair", "sep", "encode", "includeEmpty", "prefix", "suffix"]) else { return nil }
-            let sourceText = object["source"].flatMap { string($0, path + "/source") } ?? "body"
-            guard let source = Canonical.Source(rawValue: sourceText) else {
-                defect(path + "/source", "must be body or query")
-                return nil
-            }
-            let exclude = object["exclude"].flatMap { stringList($0, path + "/exclude") } ?? []
-            let sort = object["sort"].flatMap { string($0, path + "/sort") } ?? "ascii"
-            if sort != "ascii" && sort != "none" { defect(path + "/sort", "must be ascii or none") }
-            let pair = object["pair"].flatMap { string($0, path + "/pair") } ?? "{k}={v}"
-            let separator = object["sep"].flatMap { string($0, path + "/sep") } ?? "&"
-            let encode = object["encode"].flatMap { string($0, path + "/encode") } ?? "none"
-            if encode != "none" && encode != "rfc3986" { defect(path + "/encode", "must be none or rfc3986") }
-            let includeEmpty = object["includeEmpty"].flatMap { bool($0, path + "/includeEmpty") } ?? true
-            let prefix = object["prefix"].flatMap { self.value($0, path + "/prefix") }
-            let suffix = object["suffix"].flatMap { self.value($0, path + "/suffix") }
-            return .canonical(Canonical(
-                source: source, exclude: Set(exclude), sorted: sort == "ascii", pair: pair, separator: separator,
-                percentEncode: encode == "rfc3986", includeEmpty: includeEmpty, prefix: prefix, suffix: suffix))
-        case "percent":
-            guard keys(["of"]), let of = input("of") else { return nil }
-            return .percent(of)
-        case "hash":
-            guard keys(["alg", "msg", "out"]), let alg = digest(), let message = input("msg") else { return nil }
-            return .hash(alg, message: message, output: encoding("out", default: .hex))
-        case "hmac":
-            guard keys(["alg", "key", "msg", "out"]), let alg = digest(), let key = self.value(object["key"], path + "/key"),
-                let message = input("msg")
-            else { return nil }
-            return .hmac(alg, key: key, message: message, output: encoding("out", default: .hex))
-        case "aes", "des", "3des":
-            guard keys(["mode", "dir", "key", "iv", "padding", "in", "out", "of"]) else { return nil }
-            let mode = object["mode"].flatMap { string($0, path + "/mode") } ?? "cbc"
-            if mode != "cbc" && mode != "ecb" { defect(path + "/mode", "must be cbc or ecb") }
-            let direction = object["dir"].flatMap { string($0, path + "/dir") } ?? "dec"
-            if direction != "enc" && direction != "dec" { defect(path + "/dir", "must be enc or dec") }
-            if let padding = object["padding"].flatMap({ string($0, path + "/padding") }), padding != "pkcs7", padding != "pkcs5" {
-                defect(path + "/padding", "only pkcs7 (pkcs5) padding is supported")
-            }
-            guard let key = self.value(object["key"], path + "/key"), let of = input("of") else { return nil }
-            let iv = object["iv"].flatMap { self.value($0, path + "/iv") }
-            if mode == "cbc", iv == nil { defect(path + "/iv", "required in cbc mode") }
-            return .cipher(CipherOperation(
-                algorithm: CipherOperation.Algorithm(rawValue: op) ?? .aes, cbc: mode == "cbc", decrypting: direction == "dec",
-                key: key, iv: iv, input: of, inputEncoding: encoding("in", default: .raw), outputEncoding: encoding("out", default: .raw)))
-        case "rsa_decrypt", "rsa_encrypt", "rsa_sign":
-            guard keys(["keyPem", "padding", "in", "out", "of", "msg", "alg"]) else { return nil }
-            if let padding = object["padding"].flatMap({ string($0, path + "/padding") }), padding != "pkcs1" {
-                defect(path + "/padding", "only pkcs1 (v1.5) is supported")
-            }
-            let alg = object["alg"].flatMap { string($0, path + "/alg") } ?? "sha256"
-            if alg != "sha256" && alg != "sha1" { defect(path + "/alg", "must be sha256 or sha1") }
-            guard let pem = self.value(object["keyPem"], path + "/keyPem"), let of = input(op == "rsa_sign" ? "msg" : "of") else {
-                return nil
-            }
-            return .rsa(RSAOperation(
-                kind: RSAOperation.Kind(rawValue: op) ?? .decrypt, keyPEM: pem, input: of, inputEncoding: encoding("in", default: .raw),
-                outputEncoding: encoding("out", default: op == "rsa_sign" ? .base64 : .raw), sha1: alg == "sha1"))
-        case "basic":
-            guard keys(["user", "password"]), let user = self.value(object["user"], path + "/user"),
-                let password = self.value(object["password"], path + "/password")
-            else { return nil }
-            return .basic(user: user, password: password)
-        case "gzip":
-            guard keys(["of"]), let of = input("of") else { return nil }
-            return .gzip(of)
-        case "gunzip":
-            guard keys(["of", "ifMagic"]), let of = input("of") else { return nil }
-            return .gunzip(of, ifMagic: object["ifMagic"].flatMap { bool($0, path + "/ifMagic") } ?? false)
-        case "encode", "decode":
-            guard keys(["of", "as"]), let of = input("of") else { return nil }
-            let kind = encoding("as", default: .base64)
-            return op == "encode" ? .encode(of, kind) : .decode(of, kind)
-        default:
-            defect(path + "/op", "unknown operation '\(op)'")
-            return nil
-        }
-    }
-
-    /// `{{secret.x}}`, `{{input.x}}`, `{{name}}` (a binding) and `{{map.m[reference]}}`.
-    private mutating func template(_ text: String, _ path: String) -> CarrierValue? {
-        guard text.contains("{{") else { return .literal(text) }
-        var parts: [TemplatePart] = []
-        var rest = Substring(text)
-        while let open = rest.firstRange(of: "{{") {
-            if open.lowerBound > rest.startIndex { parts.append(.text(String(rest[..<open.lowerBound]))) }
-            guard let close = rest[open.upperBound...].firstRange(of: "}}") else {
-                defect(path, "unclosed {{")
-                return nil
-            }
-            let name = rest[open.upperBound..<close.lowerBound].trimmingSpaces
-            guard let reference = reference(String(name), path) else { return nil }
-            parts.append(.reference(reference))
-            rest = rest[close.upperBound...]
-        }
-        if !rest.isEmpty { parts.append(.text(String(rest))) }
-        return .template(parts)
-    }
-
-    private mutating func reference(_ name: String, _ path: String) -> Reference? {
-        if name.hasPrefix("map.") {
-            let body = name.dropFirst(4)
-            guard let open = body.firstIndex(of: "["), body.hasSuffix("]") else {
-                defect(path, "{{\(name)}}: maps are used as map.NAME[reference]")
-                return nil
-            }
-            let mapName = String(body[..<open])
-            let key = String(body[body.index(after: open)..<body.index(before: body.endIndex)])
-            if !mapNames.contains(mapName) { defect(path, "{{\(name)}}: no map '\(mapName)' in /maps") }
-            return reference(key, path).map { .map(mapName, key: $0) }
-        }
-        if name.hasPrefix("secret.") {
-            let secret = String(name.dropFirst(7))
-            if !secretNames.contains(secret) { defect(path, "{{\(name)}}: '\(secret)' is not in /secrets") }
-            return .secret(secret)
-        }
-        if name.hasPrefix("input.") {
-            let input = String(name.dropFirst(6))
-            if !inputNames.contains(input) { defect(path, "{{\(name)}}: '\(input)' is not in /inputs") }
-            return .input(input)
-        }
-        guard bindingNames.contains(name) else {
-            defect(path, "{{\(name)}}: not a secret.*, input.*, map.* or an earlier let binding")
-            return nil
-        }
-        return .binding(name)
-    }
-
-    // MARK: Primitive readers
-
-    static func isName(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 64
-            && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
-    }
-
-    /// `$.a.b` → ["a", "b"]; `$` alone is the whole document.
-    static func jsonPath(_ text: String) -> [String]? {
-        guard text == "$" || text.hasPrefix("$.") else { return nil }
-        let segments = text.dropFirst(2).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if text == "$" { return [] }
-        return segments.contains(where: \.isEmpty) ? nil : segments
-    }
-
-    static func offsetMinutes(_ zone: String) -> Int? {
-        switch zone {
-        case "UTC", "Z": return 0
-        case "Asia/Shanghai", "Asia/Chongqing", "PRC": return 480
-        default:
-            let bytes = Array(zone.utf8)
-            guard bytes.count == 6, bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-"), bytes[3] == UInt8(ascii: ":"),
-                let hours = Int(String(decoding: bytes[1..<3], as: UTF8.self)),
-                let minutes = Int(String(decoding: bytes[4..<6], as: UTF8.self)), hours <= 14, minutes < 60
-            else { return nil }
-            return (hours * 60 + minutes) * (bytes[0] == UInt8(ascii: "-") ? -1 : 1)
-        }
-    }
-
-    /// A JSON scalar as the text loose comparison uses: integers without a fraction.
-    static func scalarText(_ value: JSONValue) -> String? {
-        switch value {
-        case .string(let text): return text
-        case .bool(let flag): return flag ? "true" : "false"
-        case .number(let number):
-            if number.rounded() == number, abs(number) < 9.0e15 { return String(Int64(number)) }
-            return String(number)
-        default: return nil
-        }
-    }
-
-    private mutating func defect(_ path: String, _ message: String) {
-        defects.append(CarrierDefect(path: base + path, message: message))
-    }
-
-    private mutating func object(_ value: JSONValue, _ path: String, keys: Set<String>?) -> [String: JSONValue]? {
-        guard let object = value.objectValue else {
-            defect(path, "must be an object")
-            return nil
-        }
-        if let keys {
-            for key in object.keys.sorted() where !keys.contains(key) { defect(path + "/" + key, "unknown key") }
-        }
-        return object
-    }
-
-    private mutating func array(_ value: JSONValue, _ path: String) -> [JSONValue]? {
-        guard let items = value.arrayValue else {
-            defect(path, "must be a list")
-            return nil
-        }
-        return items
-    }
-
-    private mutating func string(_ value: JSONValue, _ path: String) -> String? {
-        guard let text = value.stringValue else {
-            defect(path, "must be a string")
-            return nil
-        }
-        return text
-    }
-
-    private mutating func requiredString(_ value: JSONValue?, _ path: String) -> String? {
-        guard let value else {
-            defect(path, "required")
-            return nil
-        }
-        return string(value, path)
-    }
-
-    private mutating func stringList(_ value: JSONValue, _ path: String) -> [String]? {
-        guard let items = array(value, path) else { return nil }
-        return items.enumerated().compactMap { string($0.element, path + "/\($0.offset)") }
-    }
-
-    private mutating func bool(_ value: JSONValue, _ path: String) -> Bool? {
-        guard let flag = value.boolValue else {
-            defect(path, "must be true or false")
-            return nil
-        }
-        return flag
-    }
-
-    private mutating func integer(_ value: JSONValue, _ path: String, range: ClosedRange<Int>) -> Int? {
-        guard case .number(let number) = value, number.rounded() == number, number >= Double(range.lowerBound),
-            number <= Double(range.upperBound)
-        else {
-            defect(path, "must be an integer in \(range.lowerBound)...\(range.upperBound)")
-            return nil
-        }
-        return Int(number)
-    }
-
-    private mutating func requiredInteger(_ value: JSONValue?, _ path: String, range: ClosedRange<Int>) -> Int? {
-        guard let value else {
-            defect(path, "required")
-            return nil
-        }
-        return integer(value, path, range: range)
-    }
 }
 
 /// The defects that kept a carrier block from becoming a definition.
@@ -711,7 +339,7 @@ public struct CarrierDefinitionFailure: Error, Sendable {
 }
 
 extension Substring {
-    fileprivate var trimmingSpaces: Substring {
+    var trimmingSpaces: Substring {
         var text = self
         while text.first == " " { text.removeFirst() }
         while text.last == " " { text.removeLast() }
