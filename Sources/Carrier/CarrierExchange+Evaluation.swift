@@ -73,7 +73,7 @@ extension CarrierExchange {
                 guard var random = exchange.environment.randomBytes(16), random.count == 16 else { throw failure("the random generator failed") }
                 random[6] = (random[6] & 0x0F) | 0x40
                 random[8] = (random[8] & 0x3F) | 0x80
-                let hex = Self.hex(random, upper: false)
+                let hex = Hex.encode(random)
                 let characters = Array(hex)
                 let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }
                 return Array(groups.joined(separator: "-").utf8)
@@ -193,7 +193,7 @@ extension CarrierExchange {
             switch encoding {
             case .raw: return input
             case .hex, .upperHex:
-                guard let bytes = Self.unhex(input) else { throw failure("a value is not hex") }
+                guard let bytes = Hex.decode(input) else { throw failure("a value is not hex") }
                 return bytes
             case .base64:
                 let text = CarrierExchange.text(input.filter { $0 != 0x0A && $0 != 0x0D && $0 != 0x20 })
@@ -205,42 +205,10 @@ extension CarrierExchange {
         static func encoded(_ bytes: [UInt8], _ encoding: ByteEncoding) -> [UInt8] {
             switch encoding {
             case .raw: bytes
-            case .hex: Array(hex(bytes, upper: false).utf8)
-            case .upperHex: Array(hex(bytes, upper: true).utf8)
+            case .hex: Array(Hex.encode(bytes).utf8)
+            case .upperHex: Array(Hex.encode(bytes, uppercase: true).utf8)
             case .base64: Array(Base64.encode(bytes).utf8)
             }
-        }
-
-        static func hex(_ bytes: [UInt8], upper: Bool) -> String {
-            let digits = Array((upper ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count * 2)
-            for byte in bytes {
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0x0F)])
-            }
-            return String(decoding: out, as: UTF8.self)
-        }
-
-        static func unhex(_ text: [UInt8]) -> [UInt8]? {
-            guard text.count % 2 == 0 else { return nil }
-            func nibble(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 0x30...0x39: c - 0x30
-                case 0x61...0x66: c - 0x61 + 10
-                case 0x41...0x46: c - 0x41 + 10
-                default: nil
-                }
-            }
-            var out: [UInt8] = []
-            out.reserveCapacity(text.count / 2)
-            var index = 0
-            while index < text.count {
-                guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-                out.append(high << 4 | low)
-                index += 2
-            }
-            return out
         }
     }
 

@@ -73,7 +73,7 @@ struct AppleSignIn: Sendable {
         guard let subject = claims.sub, !subject.isEmpty else { throw .invalidToken("no subject") }
         if let expected = nonce {
             guard let actual = claims.nonce else { throw .invalidToken("the nonce is missing") }
-            let hashed = Self.hex(Digest.sha256(Array(expected.utf8)))
+            let hashed = Hex.encode(Digest.sha256(Array(expected.utf8)))
             guard ConstantTime.equals(actual, expected) || ConstantTime.equals(actual, hashed) else {
                 throw .invalidToken("the nonce does not match")
             }
@@ -117,11 +117,6 @@ struct AppleSignIn: Sendable {
         }
         profile["raw"] = claims.raw
         return .object(profile)
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
     }
 }
 

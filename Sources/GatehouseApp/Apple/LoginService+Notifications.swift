@@ -32,7 +32,7 @@ extension LoginService {
         guard let eventsText = claims.raw["events"]?.stringValue,
             let events = JSONValue.parse(Array(eventsText.utf8)), let type = events["type"]?.stringValue
         else { return .error(400, "invalid_request", "the notification has no events") }
-        let jti = claims.raw["jti"]?.stringValue ?? AppleSignIn.hex(Array(payload.utf8.suffix(32)))
+        let jti = claims.raw["jti"]?.stringValue ?? Hex.encode(Array(payload.utf8.suffix(32)))
         let event = JSONValue.object([
             "provider": "apple", "type": .string(type), "sub": events["sub"] ?? .null, "event_time": events["event_time"] ?? .null,
             "email": events["email"] ?? .null, "is_private_email": events["is_private_email"].map { .bool($0 == true || $0 == "true") } ?? .null,

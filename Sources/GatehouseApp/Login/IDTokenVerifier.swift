@@ -68,7 +68,7 @@ final class SharedJWKS: Sendable {
     }
 
     private static func id(_ url: String) -> String {
-        "jwks:" + AppleSignIn.hex(Digest.sha256(Array(url.utf8)))
+        "jwks:" + Hex.encode(Digest.sha256(Array(url.utf8)))
     }
 
     func copy(_ url: String) async -> [UInt8]? {

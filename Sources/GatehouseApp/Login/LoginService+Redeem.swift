@@ -70,7 +70,7 @@ extension LoginService {
         if AppleSignIn.isApple(definition) {
             // Apple throttles refresh-token checks done more than once a day (apple.md §5):
             // answer from the last check while it is less than a day old.
-            let id = "apple-refresh:" + AppleSignIn.hex(Digest.sha256(Array(token.utf8)))
+            let id = "apple-refresh:" + Hex.encode(Digest.sha256(Array(token.utf8)))
             if let cached = try? await readSealed(id), let body = JSONValue.parse(cached) {
                 return .json(body)
             }
@@ -90,7 +90,7 @@ extension LoginService {
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
         var outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
-        let flight = "refresh:" + AppleSignIn.hex(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
+        let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
             switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: [], provider: provider) {
             case .failure(let problem):

@@ -31,7 +31,7 @@ struct NativeSession: Sendable {
     }
 
     static func recordID(token: String) -> String {
-        "native:" + AppleSignIn.hex(Digest.sha256(Array(token.utf8)))
+        "native:" + Hex.encode(Digest.sha256(Array(token.utf8)))
     }
 }
 

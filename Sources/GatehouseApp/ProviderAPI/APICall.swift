@@ -92,7 +92,7 @@ struct APICaller: Sendable {
     static func proof(_ proof: TokenProof, keyset: [String: JSONValue], token: String) -> String {
         let secret = keyset["client_secret"]?.stringValue ?? ""
         let mac = HMAC.sha256(key: Array(secret.utf8), message: Array(token.utf8))
-        return PercentEncoding.encode(proof.name) + "=" + AppleSignIn.hex(mac)
+        return PercentEncoding.encode(proof.name) + "=" + Hex.encode(mac)
     }
 
     /// `YYYYMMDD` in UTC, for APIs that version requests by date (Foursquare's `v`).
