@@ -11,21 +11,23 @@ enum CurlCallbacks {
     /// Returning anything other than `size * count` makes libcurl abort the
     /// transfer with CURLE_WRITE_ERROR, which is how the size cap works.
     static let body: curl_write_callback = { data, size, count, context in
-        let total = size * count
-        guard let context else { return 0 }
-        let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
-        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)
-        return handle.response.appendBody(bytes) ? total : 0
+        accept(data, size * count, context) { $0.response.appendBody($1) }
     }
 
     /// CURLOPT_HEADERFUNCTION: one complete header line per call, for every
     /// response in the exchange (1xx, redirects, final, trailers).
     static let header: curl_write_callback = { data, size, count, context in
-        let total = size * count
+        accept(data, size * count, context) { $0.response.appendHeaderLine($1) }
+    }
+
+    /// Hands `total` bytes to `store` on the owning handle; libcurl's "all taken" or "stop".
+    private static func accept(
+        _ data: UnsafeMutablePointer<CChar>?, _ total: Int, _ context: UnsafeMutableRawPointer?,
+        _ store: (EasyHandle, UnsafeRawBufferPointer) -> Bool
+    ) -> Int {
         guard let context else { return 0 }
         let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
-        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)
-        return handle.response.appendHeaderLine(bytes) ? total : 0
+        return store(handle, UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)) ? total : 0
     }
 
     /// CURLOPT_READFUNCTION: the request body, handed out once. There is deliberately no
