@@ -5,9 +5,9 @@ internal import Synchronization
 /// One request on one connection, from its headers to its completion callback.
 ///
 /// libmicrohttpd calls into it from one pool thread at a time; a deferred handler's task
-/// only touches `reply` (behind a mutex) and `answered` (atomic). `@unchecked Sendable`
-/// because it holds the connection pointer, which is used only on libmicrohttpd's threads
-/// and in `MHD_resume_connection`, which is documented as callable from any thread.
+/// only touches `reply` (behind a mutex). `@unchecked Sendable` because it holds the
+/// connection pointer, which is used only on libmicrohttpd's threads and in
+/// `MHD_resume_connection`, which is documented as callable from any thread.
 final class Exchange: @unchecked Sendable {
     private let connection: OpaquePointer
     private let daemon: Daemon
@@ -27,8 +27,9 @@ final class Exchange: @unchecked Sendable {
     var rejectedForSize = false
     private var discarded = 0
     /// A deferred handler's answer, and whether the connection was suspended to wait for it.
-    private let reply = Mutex<(response: HTTPResponse?, suspended: Bool)>((nil, false))
-    private let answered = Atomic<Bool>(false)
+    /// A deferred handler's answer; whether the connection was suspended to wait for it; and
+    /// whether the one answer this exchange takes has been given (or the connection is gone).
+    private let reply = Mutex<(response: HTTPResponse?, suspended: Bool, answered: Bool)>((nil, false, false))
 
     init(connection: OpaquePointer, method: String, url: String, daemon: Daemon) {
         self.connection = connection
@@ -115,10 +116,11 @@ final class Exchange: @unchecked Sendable {
                 // resumes only a connection that is already suspended.
                 slot.suspended = true
                 MHD_suspend_connection(connection)
+                // Watched before the lock opens, so a completion always finds the entry to drop.
+                daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
                 return nil
             }
             if let early { return queue(early) }
-            daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
             return .YES
         }
     }
@@ -127,14 +129,16 @@ final class Exchange: @unchecked Sendable {
     /// watchdog's timeout race, and only the first answer counts. Before the dispatching
     /// callback has suspended the connection, the answer just waits in `reply` for it.
     func complete(_ response: HTTPResponse) {
-        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
         let resume = reply.withLock { slot -> Bool in
+            guard !slot.answered else { return false }
+            slot.answered = true
             slot.response = response
             return slot.suspended
         }
         guard resume else { return }
         daemon.watchdog.forget(self)
+        // Outside the lock: libmicrohttpd takes its own mutex here, and its threads call back
+        // into this exchange.
         MHD_resume_connection(connection)
     }
 
@@ -147,9 +151,12 @@ final class Exchange: @unchecked Sendable {
     /// Called from the completion callback. A connection closed while suspended (daemon
     /// stop) must never be resumed afterwards, so the answer slot is closed here too.
     func finish() {
-        answered.store(true, ordering: .releasing)
+        let watched = reply.withLock { slot -> Bool in
+            slot.answered = true
+            return slot.suspended
+        }
         // Only a suspended handler is ever watched; most requests skip the watchdog's lock.
-        if reply.withLock({ $0.suspended }) { daemon.watchdog.forget(self) }
+        if watched { daemon.watchdog.forget(self) }
         if let observer = daemon.configuration.observer, let started {
             observer(RequestObservation(method: method, route: route, status: status, duration: .now - started))
         }
