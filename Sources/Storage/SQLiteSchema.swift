@@ -29,9 +29,8 @@ enum SQLiteSchema {
         );
         CREATE INDEX records_expiry ON records(expires_at);
         """,
-        // 2: records keyed by id alone (WITHOUT ROWID) and no expiry index, so a login's put
-        // or take touches one b-tree instead of three. Expired rows are purged by a scan now
-        // and then; the live set is small.
+        // 2: records keyed by id alone (WITHOUT ROWID), so a login's put or take touches the
+        // table's own b-tree instead of a rowid table plus its primary-key index.
         """
         CREATE TABLE records_by_id (
             id TEXT PRIMARY KEY,
@@ -41,6 +40,11 @@ enum SQLiteSchema {
         INSERT INTO records_by_id (id, value, expires_at) SELECT id, value, expires_at FROM records;
         DROP TABLE records;
         ALTER TABLE records_by_id RENAME TO records;
+        """,
+        // 3: the expiry index back. Without it the periodic purge of expired records scans
+        // the whole table under the write lock, and abandoned logins make that table large.
+        """
+        CREATE INDEX records_expiry ON records(expires_at);
         """,
     ]
 
