@@ -99,6 +99,9 @@ final class SQLiteConnection {
         return rows
     }
 
+    /// False in autocommit mode: no BEGIN, or SQLite rolled the transaction back on its own.
+    var inTransaction: Bool { sqlite3_get_autocommit(database) == 0 }
+
     /// Rows changed by the last insert, update or delete.
     var changes: Int { Int(sqlite3_changes(database)) }
 

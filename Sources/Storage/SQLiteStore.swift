@@ -10,6 +10,7 @@ internal import Glibc
 /// mutation, the others for reads.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
+    private let writer: SQLiteWriter
     private let nextLane = Atomic<Int>(0)
     private let putsSincePurge = Atomic<Int>(0)
 
@@ -31,11 +32,12 @@ public final class SQLiteStore: Store {
             lanes.append(Lane(connection: connection))
         }
         self.lanes = lanes
+        writer = SQLiteWriter(lane: lanes[0])
     }
 
     public func createApp(_ app: StoredApp) async throws(StoreError) {
         let domains = try Self.encodeDomains(app.domains)
-        _ = try write { connection throws(StoreError) in
+        _ = try await write { connection throws(StoreError) in
             try connection.query(
                 "INSERT INTO apps (key, name, sealed_secret, domains, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains), .integer(app.createdAt)])
@@ -59,7 +61,7 @@ public final class SQLiteStore: Store {
 
     public func updateApp(_ app: StoredApp) async throws(StoreError) -> Bool {
         let domains = try Self.encodeDomains(app.domains)
-        return try write { connection throws(StoreError) in
+        return try await write { connection throws(StoreError) in
             try connection.query(
                 "UPDATE apps SET name = ?2, sealed_secret = ?3, domains = ?4 WHERE key = ?1",
                 [.text(app.key), .text(app.name), .blob(app.sealedSecret), .text(domains)])
@@ -68,14 +70,14 @@ public final class SQLiteStore: Store {
     }
 
     public func deleteApp(key: String) async throws(StoreError) -> Bool {
-        try write { connection throws(StoreError) in
+        try await write { connection throws(StoreError) in
             try connection.query("DELETE FROM apps WHERE key = ?1", [.text(key)])
             return connection.changes == 1
         }
     }
 
     public func putKeyset(_ keyset: StoredKeyset, appKey: String) async throws(StoreError) -> Bool {
-        try write { connection throws(StoreError) in
+        try await write { connection throws(StoreError) in
             try connection.query(
                 """
                 INSERT INTO keysets (app_key, provider, sealed_parameters, response_type, updated_at)
@@ -112,7 +114,7 @@ public final class SQLiteStore: Store {
     }
 
     public func deleteKeyset(appKey: String, provider: String) async throws(StoreError) -> Bool {
-        try write { connection throws(StoreError) in
+        try await write { connection throws(StoreError) in
             try connection.query("DELETE FROM keysets WHERE app_key = ?1 AND provider = ?2", [.text(appKey), .text(provider)])
             return connection.changes == 1
         }
@@ -122,7 +124,7 @@ public final class SQLiteStore: Store {
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
         let purge = putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
-        return try write { connection throws(StoreError) in
+        return try await write { connection throws(StoreError) in
             if purge {
                 try connection.query("DELETE FROM records WHERE expires_at <= ?1", [.integer(now)])
             }
@@ -148,7 +150,7 @@ public final class SQLiteStore: Store {
 
     public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
-        let rows = try write { connection throws(StoreError) in
+        let rows = try await write { connection throws(StoreError) in
             // One statement, so two racing takers cannot both get the row.
             try connection.query(
                 "DELETE FROM records WHERE id = ?1 AND expires_at > ?2 RETURNING value", [.text(id), .integer(now)])
@@ -166,10 +168,10 @@ public final class SQLiteStore: Store {
         for lane in lanes { lane.close() }
     }
 
-    /// Mutations go to the one writer connection, so this process never meets SQLite's busy
-    /// handler (which sleeps) racing itself; only another process (the CLI) can make it wait.
-    private func write<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try lanes[0].run(work)
+    private func write<T: Sendable>(
+        _ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        try await writer.run(work)
     }
 
     /// Reads take whichever connection is free, the writer's included.
@@ -205,40 +207,5 @@ public final class SQLiteStore: Store {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
-    }
-}
-
-/// A connection and the lock that confines it to one thread at a time.
-///
-/// Statements run inline on the calling thread: a login's records are small and the WAL
-/// commit does not sync, so a statement costs microseconds, far less than the two thread
-/// switches a hand-off to a dedicated queue would add to every call.
-private final class Lane: @unchecked Sendable {
-    // `@unchecked` because the connection is only touched while `lock` is held.
-    private var connection: SQLiteConnection?
-    private let lock = Mutex<Void>(())
-
-    init(connection: SQLiteConnection) {
-        self.connection = connection
-    }
-
-    func run<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try lock.withLock { _ throws(StoreError) -> T in try self.perform(work) }
-    }
-
-    /// Runs `work` only if nobody holds the connection; nil if it is busy.
-    func runIfFree<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) -> Result<T, StoreError>? {
-        lock.withLockIfAvailable { _ -> Result<T, StoreError> in
-            do throws(StoreError) { return .success(try self.perform(work)) } catch { return .failure(error) }
-        }
-    }
-
-    private func perform<T: Sendable>(_ work: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        guard let connection else { throw .unavailable("the store is closed") }
-        return try work(connection)
-    }
-
-    func close() {
-        lock.withLock { _ in connection = nil }
     }
 }

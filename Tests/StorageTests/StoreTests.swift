@@ -122,6 +122,63 @@ struct StoreTests {
         await store.close()
     }
 
+    @Test("concurrent writes each get their own outcome, conflicts included", arguments: Backend.allCases)
+    func concurrentWrites(backend: Backend) async throws {
+        let store = try await backend.make()
+        // SQLite runs writes that arrive together in one transaction: a conflict in one must
+        // neither fail nor undo its neighbours.
+        let created = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    do throws(StoreError) {
+                        try await store.createApp(app("dup\(index % 8)"))
+                        return 1
+                    } catch {
+                        guard error.isConflict else { throw error }
+                        return 0
+                    }
+                }
+                group.addTask {
+                    let stored = try await store.putRecord("rec\(index)", value: [UInt8(index)], ttlSeconds: 60)
+                    #expect(stored)
+                    return 0
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(created == 8)
+        #expect(try await store.apps().count == 8)
+        for index in 0..<64 {
+            #expect(try await store.takeRecord("rec\(index)") == [UInt8(index)])
+            #expect(try await store.takeRecord("rec\(index)") == nil)
+        }
+        await store.close()
+    }
+
+    @Test("sqlite: writes queued behind another process's write lock all land once it is released")
+    func sqliteWaitsForForeignWriter() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let store = try SQLiteStore(path: path)
+        // Another connection stands in for the CLI holding the write lock.
+        let other = try SQLiteConnection(path: path)
+        try other.executeScript("BEGIN IMMEDIATE")
+        let writes = Task {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<32 {
+                    group.addTask { try await store.putRecord("queued\(index)", value: [1], ttlSeconds: 60) }
+                }
+                return try await group.reduce(true) { $0 && $1 }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try other.executeScript("COMMIT")
+        #expect(try await writes.value)
+        for index in 0..<32 {
+            #expect(try await store.record("queued\(index)") == [1])
+        }
+        await store.close()
+    }
+
     @Test("binary values round-trip byte for byte", arguments: Backend.allCases)
     func binaryValues(backend: Backend) async throws {
         let store = try await backend.make()

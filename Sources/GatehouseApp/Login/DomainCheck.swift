@@ -1,3 +1,5 @@
+internal import GatehouseCore
+
 /// OAuth.io's domain whitelist, applied to the page origin and to `redirect_uri` on every
 /// entry point. Entries are hosts (`example.com`), wildcard hosts (`*.example.com`, which
 /// matches sub-domains only), or URLs whose scheme, port and path then must match too.
@@ -13,7 +15,7 @@ struct DomainCheck: Sendable {
 
     static func matches(entry text: String, _ url: WebURL) -> Bool {
         guard text != "*" else { return false }
-        let hasScheme = text.contains("://")
+        let hasScheme = text.containsBytes("://")
         guard let entry = WebURL(text, assumeHTTP: true) else { return false }
         if hasScheme, entry.scheme != url.scheme { return false }
         if let port = entry.port, port != url.port { return false }

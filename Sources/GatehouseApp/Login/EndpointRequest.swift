@@ -26,7 +26,7 @@ enum EndpointRequest {
         headers += extraHeaders
         var body: [UInt8]?
         if endpoint.method == "GET" || endpoint.method == "DELETE" {
-            if !encoded.isEmpty { url += (url.contains("?") ? "&" : "?") + encoded }
+            if !encoded.isEmpty { url += (url.containsBytes("?") ? "&" : "?") + encoded }
         } else {
             body = Array(encoded.utf8)
             headers.append(HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"))

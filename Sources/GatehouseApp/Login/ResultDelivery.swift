@@ -18,14 +18,14 @@ enum ResultDelivery {
         let message = outcome.json
         if let redirect = target.redirectURI {
             if target.redirectType == "server" {
-                let separator = redirect.contains("?") ? "&" : "?"
+                let separator = redirect.containsBytes("?") ? "&" : "?"
                 var response = HTTPResponse(status: 302)
                 response.headers.add("Location", redirect + separator + "oauthio=" + PercentEncoding.encode(message))
                 response.headers.add("Cache-Control", "no-store")
                 return response
             }
             // Before a fragment marker OAuth.io uses '#oauthio=', inside one '&oauthio='.
-            let separator = redirect.contains("#") ? "&oauthio=" : "#oauthio="
+            let separator = redirect.containsBytes("#") ? "&oauthio=" : "#oauthio="
             let destination = redirect + separator + PercentEncoding.encode(message)
             let script = "document.location.href = \(JSONString.quote(destination));"
             let fallback = "<p><a href=\"\(HTML.escape(destination))\">Continue</a></p>"
@@ -46,7 +46,7 @@ enum ResultDelivery {
         var response = page(
             script: script,
             body: "<p>Your browser does not support popups. <a href=\"\(HTML.escape(origin))\">Return to the site</a>.</p>")
-        if let agent = target.userAgent, agent.contains("MSIE") || agent.contains("Trident") {
+        if let agent = target.userAgent, agent.containsBytes("MSIE") || agent.containsBytes("Trident") {
             // Old IE cannot postMessage across windows; /auth/iframe relays this cookie.
             response.headers.add("Set-Cookie", "oauthio_last=\(PercentEncoding.encode(message)); Path=/; Max-Age=1200")
             response.headers.add("P3P", #"CP="IDC DSP COR ADM DEVi TAIi PSA PSD IVAi IVDi CONi HIS OUR IND CNT""#)

@@ -7,9 +7,9 @@ enum TokenResponse {
     static func fields(of response: HTTPClientResponse, format: String?) -> [String: JSONValue]? {
         let declared = format?.lowercased()
         let contentType = response.header("content-type")?.lowercased() ?? ""
-        let preferJSON = declared == "json" || declared?.contains("json") == true || (declared == nil && contentType.contains("json"))
-        let preferForm = declared == "url" || declared?.contains("x-www-form-urlencoded") == true
-            || (declared == nil && contentType.contains("x-www-form-urlencoded"))
+        let preferJSON = declared == "json" || declared?.containsBytes("json") == true || (declared == nil && contentType.containsBytes("json"))
+        let preferForm = declared == "url" || declared?.containsBytes("x-www-form-urlencoded") == true
+            || (declared == nil && contentType.containsBytes("x-www-form-urlencoded"))
         if preferJSON { return json(response.body) ?? form(response.body) }
         if preferForm { return form(response.body) ?? json(response.body) }
         return json(response.body) ?? form(response.body)
@@ -21,7 +21,7 @@ enum TokenResponse {
 
     private static func form(_ body: [UInt8]) -> [String: JSONValue]? {
         let text = String(decoding: body, as: UTF8.self)
-        guard text.contains("="), let fields = FormField.parse(text) else { return nil }
+        guard text.containsBytes("="), let fields = FormField.parse(text) else { return nil }
         var result: [String: JSONValue] = [:]
         for field in fields { result[field.name] = .string(field.value) }
         return result

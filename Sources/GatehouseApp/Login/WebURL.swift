@@ -1,3 +1,5 @@
+internal import GatehouseCore
+
 /// Just enough URL parsing for origin and whitelist checks: scheme, host, port, path.
 /// Anything with characters a browser would not send, or with credentials in it, is refused.
 struct WebURL: Sendable, Hashable {
@@ -31,7 +33,7 @@ struct WebURL: Sendable, Hashable {
         guard rest.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }) else { return nil }
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
-        guard !authority.contains("@") else { return nil }
+        guard !authority.containsBytes("@") else { return nil }
         var hostPart = authority
         var port: Int?
         if authority.hasPrefix("[") {

@@ -28,7 +28,7 @@ enum UpstreamURL {
         }
         let url: String
         if hasScheme(target) {
-            guard let parsed = WebURL(target), ["http", "https"].contains(parsed.scheme), target.contains("://") else {
+            guard let parsed = WebURL(target), ["http", "https"].contains(parsed.scheme), target.containsBytes("://") else {
                 return refuse("Only http(s) URLs on the provider's API host are allowed")
             }
             guard parsed.origin == baseURL.origin else {
@@ -53,7 +53,7 @@ enum UpstreamURL {
         let scheme = text[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
-            && !text[..<colon].contains("/")
+            && !text[..<colon].containsBytes("/")
     }
 
     /// True if some segment, percent-decoded as often as it takes, is `.` or `..` (a path a

@@ -1,0 +1,21 @@
+extension StringProtocol {
+    /// Whether `needle` occurs in these UTF-8 bytes. The standard `contains(_:)` for strings
+    /// goes through `_StringProcessing`'s generic searcher, which costs microseconds per call;
+    /// request paths ask this of URLs and media types several times per request. Byte equality
+    /// is the right test there: both sides are ASCII syntax (`?`, `#`, `://`, `json`).
+    public func containsBytes(_ needle: StaticString) -> Bool {
+        let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+        guard let first = pattern.first else { return true }
+        let found = utf8.withContiguousStorageIfAvailable { text -> Bool in
+            guard text.count >= pattern.count else { return false }
+            var start = 0
+            let last = text.count - pattern.count
+            while start <= last {
+                if text[start] == first, pattern.indices.allSatisfy({ text[start + $0] == pattern[$0] }) { return true }
+                start += 1
+            }
+            return false
+        }
+        return found ?? String(self).containsBytes(needle)
+    }
+}
