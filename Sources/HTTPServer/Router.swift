@@ -71,7 +71,7 @@ public struct Router: Sendable {
         }
         let parts = Array(rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         var allowed: [String] = []
-        for route in routes {
+        for route in routes where Self.fits(route.segments, parts) {
             switch Self.bind(route.segments, to: parts) {
             case .none:
                 continue
@@ -87,6 +87,25 @@ public struct Router: Sendable {
         return (allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed), Self.unmatched)
     }
 
+    /// The shape test alone, without decoding or allocating: most routes fail it, and a request
+    /// passes every route before its own.
+    private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
+        var index = 0
+        for segment in segments {
+            switch segment {
+            case .literal(let text):
+                guard index < parts.count, parts[index].utf8.elementsEqual(text.utf8) else { return false }
+            case .parameter:
+                guard index < parts.count, !parts[index].isEmpty else { return false }
+            case .rest:
+                return index < parts.count
+            }
+            index += 1
+        }
+        let remaining = parts.count - index
+        return remaining == 0 || (remaining == 1 && parts[index].isEmpty)
+    }
+
     /// nil: no match; .some(nil): matched but a segment does not decode; otherwise the parameters.
     private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]?? {
         var parameters: [String: String] = [:]
@@ -94,7 +113,7 @@ public struct Router: Sendable {
         for segment in segments {
             switch segment {
             case .literal(let text):
-                guard index < parts.count, parts[index] == text else { return nil }
+                guard index < parts.count, parts[index].utf8.elementsEqual(text.utf8) else { return nil }
             case .parameter(let name):
                 guard index < parts.count, !parts[index].isEmpty else { return nil }
                 guard let value = PercentEncoding.decode(parts[index]) else { return .some(nil) }
