@@ -93,6 +93,16 @@ final class FetchedCipher: @unchecked Sendable {
         self.blockSize = Int(EVP_CIPHER_get_block_size(handle))
     }
 
+    /// The sealing cipher of `SecretBox`, used several times per login: `EVP_aes_256_gcm()`
+    /// would look the implementation up again on every seal and open.
+    static let aes256GCM: FetchedCipher = {
+        guard let handle = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
+            // Only a broken libcrypto installation lacks it; no secret could be sealed.
+            preconditionFailure("OpenSSL's default provider has no AES-256-GCM: \(CryptoError.drainOpenSSLErrors())")
+        }
+        return FetchedCipher(handle: handle)
+    }()
+
     private static let cache = Mutex<[String: FetchedCipher]>([:])
 
     static func named(algorithm: CipherAlgorithm, mode: CipherMode, keyLength: Int) throws(CryptoError) -> FetchedCipher {

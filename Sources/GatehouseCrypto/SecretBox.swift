@@ -32,7 +32,7 @@ public struct SecretBox: Sendable {
         var tag = [UInt8](repeating: 0, count: Self.tagLength)
         let ok: Bool = key.withUnsafeBufferPointer { keyBytes in
             nonce.withUnsafeBufferPointer { nonceBytes in
-                guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, keyBytes.baseAddress, nonceBytes.baseAddress) == 1
+                guard EVP_EncryptInit_ex2(ctx, FetchedCipher.aes256GCM.handle, keyBytes.baseAddress, nonceBytes.baseAddress, nil) == 1
                 else { return false }
                 var length: Int32 = 0
                 if !aad.isEmpty {
@@ -72,7 +72,7 @@ public struct SecretBox: Sendable {
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count + Self.tagLength)
         let ok: Bool = key.withUnsafeBufferPointer { keyBytes in
             nonce.withUnsafeBufferPointer { nonceBytes in
-                guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, keyBytes.baseAddress, nonceBytes.baseAddress) == 1
+                guard EVP_DecryptInit_ex2(ctx, FetchedCipher.aes256GCM.handle, keyBytes.baseAddress, nonceBytes.baseAddress, nil) == 1
                 else { return false }
                 var length: Int32 = 0
                 if !aad.isEmpty {

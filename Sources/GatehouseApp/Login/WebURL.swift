@@ -10,72 +10,87 @@ struct WebURL: Sendable, Hashable {
 
     /// Parses `scheme://host[:port][/path][?query][#fragment]`. With `assumeHTTP`, text without
     /// a scheme is read as `http://` (oauthd's rule for whitelist entries and `d`).
+    ///
+    /// URLs travel as ASCII, so anything else is refused first and the rest of the parse works
+    /// on bytes: this runs several times per login and per proxied call, and walking
+    /// `Character`s (grapheme breaking) cost more than everything else here.
     init?(_ text: String, assumeHTTP: Bool = false) {
-        var rest = Substring(text)
+        var bytes = Array(text.utf8)
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
         // oauthd's fixUrl: some clients send `https:/host`.
-        if let colon = rest.firstIndex(of: ":"), rest[rest.index(after: colon)...].hasPrefix("/"),
-            !rest[rest.index(after: colon)...].hasPrefix("//")
+        if let colon = bytes.firstIndex(of: Self.colon), colon + 1 < bytes.count, bytes[colon + 1] == Self.slash,
+            colon + 2 >= bytes.count || bytes[colon + 2] != Self.slash
         {
-            rest = rest[...colon] + "/" + rest[rest.index(after: colon)...]
+            bytes.insert(Self.slash, at: colon + 1)
         }
+        var rest = bytes[...]
         if let separator = Self.schemeSeparator(in: rest) {
-            let scheme = rest[..<separator.lowerBound].lowercased()
-            guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }),
-                scheme.first?.isLetter == true
-            else { return nil }
-            self.scheme = scheme
-            rest = rest[separator.upperBound...]
+            let scheme = rest[..<separator]
+            guard Self.isSchemeName(scheme) else { return nil }
+            self.scheme = Self.lowercased(scheme)
+            rest = rest[(separator + 3)...]
         } else if assumeHTTP {
             scheme = "http"
         } else {
             return nil
         }
-        guard rest.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }) else { return nil }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard rest.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) else { return nil }
+        let authorityEnd = rest.firstIndex { $0 == Self.slash || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
-        guard !authority.containsBytes("@") else { return nil }
+        guard !authority.contains(UInt8(ascii: "@")) else { return nil }
         var hostPart = authority
-        var port: Int?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
+        var portText: ArraySlice<UInt8>?
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
             hostPart = authority[...close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") {
-                guard let value = Int(after.dropFirst()), (1...65535).contains(value) else { return nil }
-                port = value
+            let after = authority[(close + 1)...]
+            if after.first == Self.colon {
+                portText = after.dropFirst()
+                guard portText?.isEmpty == false else { return nil }
             } else if !after.isEmpty {
                 return nil
             }
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.lastIndex(of: Self.colon) {
             hostPart = authority[..<colon]
-            let portText = authority[authority.index(after: colon)...]
-            if !portText.isEmpty {
-                guard portText.allSatisfy(\.isNumber), let value = Int(portText), (1...65535).contains(value) else { return nil }
-                port = value
-            }
+            let text = authority[(colon + 1)...]
+            if !text.isEmpty { portText = text }
+        }
+        if let portText {
+            guard portText.count <= 5, portText.allSatisfy(Self.isDigit) else { return nil }
+            let value = portText.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard (1...65535).contains(value) else { return nil }
+            port = value
+        } else {
+            port = nil
         }
         guard !hostPart.isEmpty else { return nil }
-        host = hostPart.lowercased()
-        self.port = port
-        let pathEnd = rest[authorityEnd...].firstIndex { $0 == "?" || $0 == "#" } ?? rest.endIndex
-        path = String(rest[authorityEnd..<pathEnd])
+        host = Self.lowercased(hostPart)
+        let pathEnd = rest[authorityEnd...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        path = String(decoding: rest[authorityEnd..<pathEnd], as: UTF8.self)
     }
 
-    /// The range of the first `://`, found by a byte scan (the proxy parses URLs per call).
-    private static func schemeSeparator(in text: Substring) -> Range<Substring.Index>? {
-        let bytes = text.utf8
+    private static let colon = UInt8(ascii: ":")
+    private static let slash = UInt8(ascii: "/")
+
+    /// RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` and `.`.
+    static func isSchemeName(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let first = bytes.first, isLetter(first) else { return false }
+        return bytes.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Where the first `://` starts.
+    private static func schemeSeparator(in bytes: ArraySlice<UInt8>) -> Int? {
         var index = bytes.startIndex
-        while index != bytes.endIndex {
-            if bytes[index] == UInt8(ascii: ":") {
-                let slash1 = bytes.index(after: index)
-                if slash1 != bytes.endIndex, bytes[slash1] == UInt8(ascii: "/") {
-                    let slash2 = bytes.index(after: slash1)
-                    if slash2 != bytes.endIndex, bytes[slash2] == UInt8(ascii: "/") {
-                        return index..<bytes.index(after: slash2)
-                    }
-                }
-            }
-            index = bytes.index(after: index)
+        while index + 2 < bytes.endIndex {
+            if bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash { return index }
+            index += 1
         }
         return nil
     }

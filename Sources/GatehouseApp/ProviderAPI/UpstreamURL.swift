@@ -49,11 +49,9 @@ enum UpstreamURL {
 
     /// `scheme:` at the start, as RFC 3986 §3.1 spells a scheme.
     static func hasScheme(_ text: String) -> Bool {
-        guard let colon = text.firstIndex(of: ":") else { return false }
-        let scheme = text[..<colon]
-        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
-        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
-            && !text[..<colon].containsBytes("/")
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        return WebURL.isSchemeName(bytes[..<colon])
     }
 
     /// True if some segment, percent-decoded as often as it takes, is `.` or `..` (a path a
