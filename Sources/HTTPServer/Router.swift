@@ -39,7 +39,8 @@ public struct Router: Sendable {
     public static let unmatched = "unmatched"
 
     private var routes: [Route] = []
-    private var literal: [String: Handler] = [:]
+    /// Fully literal routes by method, then path: no key has to be built per request.
+    private var literal: [String: [String: Handler]] = [:]
 
     public init() {}
 
@@ -53,7 +54,7 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             let path = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
-            if literal[method + " " + path] == nil { literal[method + " " + path] = handler }
+            if literal[method, default: [:]][path] == nil { literal[method, default: [:]][path] = handler }
         }
     }
 
@@ -66,10 +67,11 @@ public struct Router: Sendable {
     /// request in metrics without the unbounded variety of real paths; "unmatched" otherwise.
     public func resolve(method: String, rawPath: String) -> (match: Match, route: String) {
         let trimmed = rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
-        if let handler = literal[method + " " + trimmed] ?? (method == "HEAD" ? literal["GET " + trimmed] : nil) {
+        if let handler = literal[method]?[trimmed] ?? (method == "HEAD" ? literal["GET"]?[trimmed] : nil) {
             return (.found(handler, parameters: [:]), trimmed)
         }
-        let parts = Array(rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        // Split on bytes: `String.split` walks grapheme clusters, and paths are ASCII anyway.
+        let parts = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
         var allowed: [String] = []
         for route in routes where Self.fits(route.segments, parts) {
             switch Self.bind(route.segments, to: parts) {

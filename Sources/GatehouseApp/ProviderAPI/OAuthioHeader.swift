@@ -31,13 +31,9 @@ struct OAuthioHeader: Sendable {
             text = decoded
         }
         var fields: [String: String] = [:]
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            // Unencoded values (iOS) may hold a stray `%`: keep such a value as sent.
-            let name = PercentEncoding.decode(parts[0], plusAsSpace: true) ?? String(parts[0])
-            let raw = parts.count > 1 ? parts[1] : ""
-            let value = PercentEncoding.decode(raw, plusAsSpace: true) ?? String(raw)
-            if fields[name] == nil { fields[name] = value }
+        // Unencoded values (iOS) may hold a stray `%`: such a value is kept as sent.
+        for field in FormField.parseKeepingMalformed(text) where fields[field.name] == nil {
+            fields[field.name] = field.value
         }
         // Everything here can end up in a URL or a header upstream.
         guard fields.allSatisfy({ !ForwardingRules.hasControlCharacters($0.key) && !ForwardingRules.hasControlCharacters($0.value) }) else {

@@ -87,7 +87,21 @@ public struct FormField: Sendable, Hashable {
 
     /// Parses `a=1&b=2` (form or query syntax). Returns nil if any escape is malformed.
     public static func parse(_ text: some StringProtocol) -> [FormField]? {
-        let bytes = Array(text.utf8)
+        parse(Array(text.utf8), keepingMalformed: false)
+    }
+
+    /// Like `parse`, but a name or value whose escapes are malformed is kept as sent instead
+    /// of failing the whole text: senders that do not encode at all (the iOS SDK's `oauthio`
+    /// header) may leave a stray `%` in a value.
+    public static func parseKeepingMalformed(_ text: some StringProtocol) -> [FormField] {
+        parse(Array(text.utf8), keepingMalformed: true) ?? []
+    }
+
+    private static func parse(_ bytes: [UInt8], keepingMalformed: Bool) -> [FormField]? {
+        func decode(_ piece: ArraySlice<UInt8>) -> String? {
+            PercentEncoding.decode(bytes: piece, plusAsSpace: true)
+                ?? (keepingMalformed ? String(decoding: piece, as: UTF8.self) : nil)
+        }
         var fields: [FormField] = []
         var start = 0
         while start <= bytes.count {
@@ -95,8 +109,7 @@ public struct FormField: Sendable, Hashable {
             if end > start {
                 let pair = bytes[start..<end]
                 let equals = pair.firstIndex(of: UInt8(ascii: "="))
-                guard let name = PercentEncoding.decode(bytes: pair[..<(equals ?? end)], plusAsSpace: true),
-                    let value = PercentEncoding.decode(bytes: equals.map { pair[($0 + 1)...] } ?? [], plusAsSpace: true)
+                guard let name = decode(pair[..<(equals ?? end)]), let value = decode(equals.map { pair[($0 + 1)...] } ?? [])
                 else { return nil }
                 fields.append(FormField(name: name, value: value))
             }
