@@ -6,8 +6,8 @@ internal import Glibc
 
 /// The embedded store: one SQLite file in WAL mode, shared safely with CLI processes.
 ///
-/// Statements run on the caller's thread (see `Lane`): one writer connection for every
-/// mutation, the others for reads.
+/// Reads run on the caller's thread on whichever connection is free (see `Lane`); every
+/// mutation goes through `SQLiteWriter`, which owns the first connection's writes.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter

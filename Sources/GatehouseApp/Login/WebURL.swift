@@ -45,8 +45,8 @@ struct WebURL: Sendable, Hashable {
             hostPart = authority[...close]
             let after = authority[(close + 1)...]
             if after.first == Self.colon {
+                guard after.count > 1 else { return nil }
                 portText = after.dropFirst()
-                guard portText?.isEmpty == false else { return nil }
             } else if !after.isEmpty {
                 return nil
             }
