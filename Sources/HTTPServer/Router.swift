@@ -23,16 +23,60 @@ public struct Router: Sendable {
     }
 
     private enum Segment: Sendable, Equatable {
-        case literal(String)
+        /// The segment's UTF-8: compared byte for byte against the raw path.
+        case literal([UInt8])
         case parameter(String)
         case rest(String)
     }
 
-    private struct Route: Sendable {
+    /// A class so that walking the table retains one reference per route instead of copying
+    /// (and retaining) each of its fields.
+    private final class Route: Sendable {
         let method: String
         let pattern: String
         let segments: [Segment]
         let handler: Handler
+
+        init(method: String, pattern: String, segments: [Segment], handler: Handler) {
+            self.method = method
+            self.pattern = pattern
+            self.segments = segments
+            self.handler = handler
+        }
+    }
+
+    /// The raw path's bytes and where each segment after the leading `/` lies in them.
+    private struct PathParts {
+        let bytes: [UInt8]
+        let ranges: [Range<Int>]
+
+        init(_ rawPath: String) {
+            bytes = Array(rawPath.utf8)
+            // Everything before the first `/` (nothing, for an origin-form path) is no segment.
+            var ranges: [Range<Int>] = []
+            if var start = bytes.firstIndex(of: UInt8(ascii: "/")).map({ $0 + 1 }) {
+                for index in start..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+                    ranges.append(start..<index)
+                    start = index + 1
+                }
+                ranges.append(start..<bytes.count)
+            }
+            self.ranges = ranges
+        }
+
+        var count: Int { ranges.count }
+        func isEmpty(_ index: Int) -> Bool { ranges[index].isEmpty }
+        func matches(_ index: Int, _ literal: [UInt8]) -> Bool {
+            let range = ranges[index]
+            guard range.count == literal.count else { return false }
+            for offset in 0..<literal.count where bytes[range.lowerBound + offset] != literal[offset] { return false }
+            return true
+        }
+        func slice(_ index: Int) -> ArraySlice<UInt8> { bytes[ranges[index]] }
+        /// Segments from `index` on, joined by `/` as they were sent.
+        func remainder(from index: Int) -> String {
+            String(decoding: bytes[ranges[index].lowerBound..<ranges[ranges.count - 1].upperBound], as: UTF8.self)
+        }
     }
 
     /// The route label of a request no route matched.
@@ -49,11 +93,12 @@ public struct Router: Sendable {
         let segments: [Segment] = pattern.split(separator: "/").map { part in
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
-            return .literal(String(part))
+            return .literal(Array(part.utf8))
         }
         routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-            let path = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
+            let path = "/" + segments.map { if case .literal(let text) = $0 { String(decoding: text, as: UTF8.self) } else { "" } }
+                .joined(separator: "/")
             if literal[method, default: [:]][path] == nil { literal[method, default: [:]][path] = handler }
         }
     }
@@ -70,16 +115,13 @@ public struct Router: Sendable {
         if let handler = literal[method]?[trimmed] ?? (method == "HEAD" ? literal["GET"]?[trimmed] : nil) {
             return (.found(handler, parameters: [:]), trimmed)
         }
-        // Split on bytes: `String.split` walks grapheme clusters, and paths are ASCII anyway.
-        let parts = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
+        let parts = PathParts(rawPath)
         var allowed: [String] = []
         for route in routes where Self.fits(route.segments, parts) {
             switch Self.bind(route.segments, to: parts) {
             case .none:
-                continue
-            case .some(.none):
                 return (.badPath, Self.unmatched)
-            case .some(.some(let parameters)):
+            case .some(let parameters):
                 if route.method == method || (method == "HEAD" && route.method == "GET") {
                     return (.found(route.handler, parameters: parameters), route.pattern)
                 }
@@ -91,45 +133,38 @@ public struct Router: Sendable {
 
     /// The shape test alone, without decoding or allocating: most routes fail it, and a request
     /// passes every route before its own.
-    private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
+    private static func fits(_ segments: [Segment], _ parts: PathParts) -> Bool {
         var index = 0
         for segment in segments {
             switch segment {
             case .literal(let text):
-                guard index < parts.count, parts[index].utf8.elementsEqual(text.utf8) else { return false }
+                guard index < parts.count, parts.matches(index, text) else { return false }
             case .parameter:
-                guard index < parts.count, !parts[index].isEmpty else { return false }
+                guard index < parts.count, !parts.isEmpty(index) else { return false }
             case .rest:
                 return index < parts.count
             }
             index += 1
         }
         let remaining = parts.count - index
-        return remaining == 0 || (remaining == 1 && parts[index].isEmpty)
+        return remaining == 0 || (remaining == 1 && parts.isEmpty(index))
     }
 
-    /// nil: no match; .some(nil): matched but a segment does not decode; otherwise the parameters.
-    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]?? {
+    /// The parameters of a route that `fits`; nil when a segment does not percent-decode.
+    private static func bind(_ segments: [Segment], to parts: PathParts) -> [String: String]? {
         var parameters: [String: String] = [:]
-        var index = 0
-        for segment in segments {
+        for (index, segment) in segments.enumerated() {
             switch segment {
-            case .literal(let text):
-                guard index < parts.count, parts[index].utf8.elementsEqual(text.utf8) else { return nil }
+            case .literal:
+                continue
             case .parameter(let name):
-                guard index < parts.count, !parts[index].isEmpty else { return nil }
-                guard let value = PercentEncoding.decode(parts[index]) else { return .some(nil) }
+                guard let value = PercentEncoding.decode(bytes: parts.slice(index), plusAsSpace: false) else { return nil }
                 parameters[name] = value
             case .rest(let name):
-                guard index < parts.count else { return nil }
-                parameters[name] = parts[index...].joined(separator: "/")
-                return .some(parameters)
+                parameters[name] = parts.remainder(from: index)
+                return parameters
             }
-            index += 1
         }
-        // A trailing slash is the same resource; anything more is not this route.
-        let remaining = parts.count - index
-        guard remaining == 0 || (remaining == 1 && parts[index].isEmpty) else { return nil }
-        return .some(parameters)
+        return parameters
     }
 }

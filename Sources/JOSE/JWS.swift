@@ -22,13 +22,14 @@ public struct JWS: Sendable {
     public init(
         compact token: String, allowedAlgorithms: Set<SignatureAlgorithm>, maximumLength: Int = JWS.defaultMaximumLength
     ) throws(JOSEError) {
-        let (first, second) = try Self.dots(in: token, maximumLength: maximumLength)
-        let utf8 = token.utf8
-        header = try JWSHeader(json: Self.decode(utf8[..<first], part: "header"), allowed: allowedAlgorithms)
-        payload = try Self.decode(utf8[utf8.index(after: first)..<second], part: "payload")
-        signature = try Self.decode(utf8[utf8.index(after: second)...], part: "signature")
+        // One copy of the token's bytes; every part below is a slice of it.
+        let bytes = try Self.bytes(of: token, maximumLength: maximumLength)
+        let (first, second) = try Self.dots(in: bytes)
+        header = try JWSHeader(json: Self.decode(bytes[..<first], part: "header"), allowed: allowedAlgorithms)
+        payload = try Self.decode(bytes[(first + 1)..<second], part: "payload")
+        signature = try Self.decode(bytes[(second + 1)...], part: "signature")
         guard !signature.isEmpty else { throw .malformed("the signature is empty") }
-        signingInput = Array(utf8[..<second])
+        signingInput = Array(bytes[..<second])
     }
 
     /// Whether the signature verifies under `key` with the header's algorithm.
@@ -39,40 +40,34 @@ public struct JWS: Sendable {
     /// The header's `kid`, read without verifying anything, so a caller can pick the key set
     /// to load; nil if the token has none or is malformed (verification then says why).
     public static func keyID(of token: String) -> String? {
-        guard let (first, _) = try? dots(in: token, maximumLength: defaultMaximumLength),
-            let bytes = try? decode(token.utf8[..<first], part: "header"),
-            let (_, _, kid, _) = try? JWSHeader.members(of: bytes)
+        guard let bytes = try? bytes(of: token, maximumLength: defaultMaximumLength),
+            let (first, _) = try? dots(in: bytes),
+            let header = try? decode(bytes[..<first], part: "header"),
+            let (_, _, kid, _) = try? JWSHeader.members(of: header)
         else { return nil }
         return kid
     }
 
-    /// The positions of the two dots, after the length check. Scans the contiguous UTF-8
-    /// storage as a plain buffer, which is several times cheaper than stepping String indices.
-    private static func dots(in token: String, maximumLength: Int) throws(JOSEError) -> (String.Index, String.Index) {
-        let utf8 = token.utf8
-        guard utf8.count <= maximumLength else { throw .malformed("the token is longer than \(maximumLength) bytes") }
-        let offsets = utf8.withContiguousStorageIfAvailable { bytes -> (Int, Int)? in
-            var first: Int?
-            var second: Int?
-            for offset in bytes.indices where bytes[offset] == UInt8(ascii: ".") {
-                guard second == nil else { return nil }
-                if first == nil { first = offset } else { second = offset }
-            }
-            guard let first, let second else { return nil }
-            return (first, second)
-        } ?? Self.dotOffsets(in: Array(utf8))
-        guard let (first, second) = offsets else { throw .malformed("a compact JWS has exactly three parts") }
-        return (utf8.index(utf8.startIndex, offsetBy: first), utf8.index(utf8.startIndex, offsetBy: second))
+    /// The token's UTF-8, after the length check.
+    private static func bytes(of token: String, maximumLength: Int) throws(JOSEError) -> [UInt8] {
+        guard token.utf8.count <= maximumLength else { throw .malformed("the token is longer than \(maximumLength) bytes") }
+        return Array(token.utf8)
     }
 
-    /// The slow path for the rare strings not stored as contiguous UTF-8.
-    private static func dotOffsets(in bytes: [UInt8]) -> (Int, Int)? {
-        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
-        return dots.count == 2 ? (dots[0], dots[1]) : nil
+    /// The offsets of the two dots.
+    private static func dots(in bytes: [UInt8]) throws(JOSEError) -> (Int, Int) {
+        var first: Int?
+        var second: Int?
+        for offset in bytes.indices where bytes[offset] == UInt8(ascii: ".") {
+            guard second == nil else { throw .malformed("a compact JWS has exactly three parts") }
+            if first == nil { first = offset } else { second = offset }
+        }
+        guard let first, let second else { throw .malformed("a compact JWS has exactly three parts") }
+        return (first, second)
     }
 
-    private static func decode(_ part: Substring.UTF8View, part name: String) throws(JOSEError) -> [UInt8] {
-        guard let bytes = Base64URL.decode(Substring(part)) else {
+    private static func decode(_ part: ArraySlice<UInt8>, part name: String) throws(JOSEError) -> [UInt8] {
+        guard let bytes = Base64URL.decode(bytes: part) else {
             throw .malformed("the \(name) is not canonical unpadded base64url")
         }
         return bytes

@@ -257,6 +257,8 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
-        return rest.isEmpty ? .object(result) : nil
+        // Not a `? … : nil` ternary, whose `nil` could type-check as JSON null.
+        guard rest.isEmpty else { return nil }
+        return .object(result)
     }
 }

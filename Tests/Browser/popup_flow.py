@@ -95,7 +95,19 @@ def main():
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--no-first-run", "--disable-extensions", "--host-resolver-rules=MAP localhost 127.0.0.1"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = None
+    # Chromium can be slow to come up when the machine is busy (the rest of the suite runs
+    # beside this test), and chromedriver then gives up on the session: try again.
+    for attempt in range(3):
+        try:
+            driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+            break
+        except Exception as error:
+            failure = type(error).__name__ + ": " + str(error)[:300]
+    if driver is None:
+        server.shutdown()
+        print(json.dumps({"ok": False, "why": "chromium did not start: " + failure}))
+        return 1
     outcome = {"ok": False, "why": "timed out"}
     try:
         driver.set_page_load_timeout(args.timeout)

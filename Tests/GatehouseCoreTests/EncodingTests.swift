@@ -68,4 +68,22 @@ struct EncodingTests {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"a":1,"b":[true,null,"x"],"c":1.5}"#)
         #expect(try JSONCoding.decode(JSONValue.self, from: bytes) == value)
     }
+
+    @Test("the parser reads integers exactly, other numbers as doubles, and non-ASCII strings validated")
+    func jsonParserNumbersAndStrings() {
+        let cases: [(String, Double)] = [
+            ("0", 0), ("-0", 0), ("-5", -5), ("1796037151", 1_796_037_151), ("999999999999999", 999_999_999_999_999),
+            ("-99999999999999", -99_999_999_999_999), ("1234567890123456", 1_234_567_890_123_456), ("1e3", 1000), ("0.5", 0.5),
+            ("-2.5E-1", -0.25),
+        ]
+        for (text, expected) in cases {
+            #expect(JSONValue.parse(text) == .number(expected), "\(text)")
+        }
+        for bad in ["01", "-", "1.", ".5", "+1", "1e", "--1"] {
+            #expect(JSONValue.parse(bad) == Optional<JSONValue>.none, "\(bad) gave \(String(describing: JSONValue.parse(bad)))")
+        }
+        #expect(JSONValue.parse(#""caf\#u{E9} \#u{2603}""#) == .string("caf\u{E9} \u{2603}"))
+        #expect(JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) == Optional<JSONValue>.none)
+        #expect(JSONValue.object(["n": -42, "m": 7, "big": .number(1e20)]).jsonText == #"{"big":1e+20,"m":7,"n":-42}"#)
+    }
 }

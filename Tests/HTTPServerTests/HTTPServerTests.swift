@@ -251,4 +251,26 @@ struct HTTPServerTests {
             return
         }
     }
+
+    @Test("path segments: percent-decoded parameters, a raw remainder, trailing and empty segments")
+    func routerSegments() {
+        var router = Router()
+        router.add("GET", "/p/:name/me", .immediate { _ in .empty(200) })
+        router.add("GET", "/r/:name/*url", .immediate { _ in .empty(200) })
+        func parameters(_ path: String) -> [String: String]? {
+            guard case .found(_, let parameters) = router.match(method: "GET", rawPath: path) else { return nil }
+            return parameters
+        }
+        #expect(parameters("/p/a%20b/me") == ["name": "a b"])
+        #expect(parameters("/p/a/me/") == ["name": "a"])
+        #expect(parameters("/p//me") == nil)
+        #expect(parameters("/p/a/me/x") == nil)
+        #expect(parameters("/r/x/https://host/a%2Fb?c") == ["name": "x", "url": "https://host/a%2Fb?c"])
+        #expect(parameters("/r/x/") == ["name": "x", "url": ""])
+        #expect(parameters("/r/x") == nil)
+        guard case .badPath = router.match(method: "GET", rawPath: "/p/%zz/me") else {
+            Issue.record("expected a bad path")
+            return
+        }
+    }
 }

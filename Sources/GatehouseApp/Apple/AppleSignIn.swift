@@ -19,23 +19,27 @@ struct AppleSignIn: Sendable {
     /// Every audience the app accepts: its bundle ids (`client_ids`), its Services ID and the
     /// keyset's `client_id`.
     static func audiences(_ keyset: [String: JSONValue]) -> [String] {
+        // Runs per sign-in over a handful of ids: a linear duplicate check and a byte-level
+        // split cost less than a Set and a walk over Characters.
         var result: [String] = []
+        func keep(_ audience: String) {
+            if !audience.isEmpty, !result.contains(audience) { result.append(audience) }
+        }
         func add(_ value: JSONValue?) {
             switch value {
             case .string(let text)?:
-                // Split on bytes: this runs per sign-in, and walking Characters costs more.
-                result += text.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") })
-                    .map { String(Substring($0)) }
+                for piece in text.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }) {
+                    keep(String(Substring(piece)))
+                }
             case .array(let items)?:
-                result += items.compactMap(\.stringValue)
+                for item in items { if let text = item.stringValue { keep(text) } }
             default: break
             }
         }
         add(keyset["client_ids"])
         add(keyset["services_id"])
         add(keyset["client_id"])
-        var seen: Set<String> = []
-        return result.filter { !$0.isEmpty && seen.insert($0).inserted }
+        return result
     }
 
     /// The keyset with `client_id` set to `clientID` and a fresh `client_secret` for it.

@@ -37,7 +37,7 @@ struct RequestFields: Sendable {
         var values: [String: String] = [:]
         for field in request.query where values[field.name] == nil { values[field.name] = field.value }
         if request.method == "POST" {
-            if request.contentType.hasSuffix("json"),
+            if request.contentType.hasSuffixBytes("json"),
                 let object = JSONValue.parse(request.body)?.objectValue
             {
                 for (key, value) in object {

@@ -3,6 +3,7 @@ extension StringProtocol {
     /// goes through `_StringProcessing`'s generic searcher, which costs microseconds per call;
     /// request paths ask this of URLs and media types several times per request. Byte equality
     /// is the right test there: both sides are ASCII syntax (`?`, `#`, `://`, `json`).
+    @inlinable
     public func containsBytes(_ needle: StaticString) -> Bool {
         let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
         guard let first = pattern.first else { return true }
@@ -17,5 +18,17 @@ extension StringProtocol {
             return false
         }
         return found ?? String(self).containsBytes(needle)
+    }
+
+    /// Whether these UTF-8 bytes end with `suffix`; byte equality for the same reasons.
+    @inlinable
+    public func hasSuffixBytes(_ suffix: StaticString) -> Bool {
+        let pattern = UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
+        let found = utf8.withContiguousStorageIfAvailable { text -> Bool in
+            guard text.count >= pattern.count else { return false }
+            let start = text.count - pattern.count
+            return pattern.indices.allSatisfy { text[start + $0] == pattern[$0] }
+        }
+        return found ?? String(self).hasSuffixBytes(suffix)
     }
 }

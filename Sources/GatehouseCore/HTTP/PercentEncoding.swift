@@ -2,17 +2,26 @@
 public enum PercentEncoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusAsSpace`). Returns nil for a broken
     /// escape or bytes that are not UTF-8, so malformed input becomes a 400, not a guess.
+    ///
+    /// Inlinable so that callers in other modules reach the byte-level work without walking
+    /// `utf8` through unspecialised generic witnesses, one call per byte.
+    @inlinable
     public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
-        let utf8 = Array(text.utf8)
+        var string = String(text)
+        return string.withUTF8 { decode(utf8: $0, plusAsSpace: plusAsSpace) }
+    }
+
+    @usableFromInline
+    static func decode(utf8: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String? {
         guard utf8.contains(UInt8(ascii: "%")) || (plusAsSpace && utf8.contains(UInt8(ascii: "+"))) else {
-            return String(text)
+            return String(decoding: utf8, as: UTF8.self)
         }
-        return decode(bytes: utf8[...], plusAsSpace: plusAsSpace)
+        return decode(bytes: Array(utf8)[...], plusAsSpace: plusAsSpace)
     }
 
     /// The same over bytes: query strings and form bodies are parsed without building a
     /// String per piece first.
-    static func decode(bytes utf8: ArraySlice<UInt8>, plusAsSpace: Bool) -> String? {
+    public static func decode(bytes utf8: ArraySlice<UInt8>, plusAsSpace: Bool) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var index = utf8.startIndex
@@ -36,12 +45,19 @@ public enum PercentEncoding {
 
     /// Encodes everything except RFC 3986 unreserved characters, which is what both OAuth 1.0a
     /// signatures and JavaScript's `encodeURIComponent` consumers accept.
+    @inlinable
     public static func encode(_ text: some StringProtocol) -> String {
+        var string = String(text)
+        return string.withUTF8 { encode(utf8: $0) }
+    }
+
+    @usableFromInline
+    static func encode(utf8: UnsafeBufferPointer<UInt8>) -> String {
         // Most values (ids, tokens, codes) need no escape at all.
-        guard text.utf8.contains(where: { !isUnreserved($0) }) else { return String(text) }
+        guard utf8.contains(where: { !isUnreserved($0) }) else { return String(decoding: utf8, as: UTF8.self) }
         var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 16)
-        for byte in text.utf8 {
+        out.reserveCapacity(utf8.count + 16)
+        for byte in utf8 {
             if isUnreserved(byte) {
                 out.append(byte)
             } else {
@@ -86,6 +102,7 @@ public struct FormField: Sendable, Hashable {
     }
 
     /// Parses `a=1&b=2` (form or query syntax). Returns nil if any escape is malformed.
+    @inlinable
     public static func parse(_ text: some StringProtocol) -> [FormField]? {
         parse(Array(text.utf8), keepingMalformed: false)
     }
@@ -93,11 +110,13 @@ public struct FormField: Sendable, Hashable {
     /// Like `parse`, but a name or value whose escapes are malformed is kept as sent instead
     /// of failing the whole text: senders that do not encode at all (the iOS SDK's `oauthio`
     /// header) may leave a stray `%` in a value.
+    @inlinable
     public static func parseKeepingMalformed(_ text: some StringProtocol) -> [FormField] {
         parse(Array(text.utf8), keepingMalformed: true) ?? []
     }
 
-    private static func parse(_ bytes: [UInt8], keepingMalformed: Bool) -> [FormField]? {
+    @usableFromInline
+    static func parse(_ bytes: [UInt8], keepingMalformed: Bool) -> [FormField]? {
         func decode(_ piece: ArraySlice<UInt8>) -> String? {
             PercentEncoding.decode(bytes: piece, plusAsSpace: true)
                 ?? (keepingMalformed ? String(decoding: piece, as: UTF8.self) : nil)

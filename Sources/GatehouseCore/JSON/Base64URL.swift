@@ -27,6 +27,7 @@ public enum Base64URL {
     /// Decodes unpadded base64url. Returns nil for any character outside the alphabet, an
     /// impossible length, or non-zero trailing bits: a lenient decoder would let two
     /// different strings stand for the same bytes.
+    @inlinable
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         // One pass over contiguous UTF-8 with a lookup table: every JWS is decoded three
         // times per verification, and a generic walk over `utf8` cost more than the RSA check.
@@ -34,37 +35,52 @@ public enum Base64URL {
         return string.withUTF8 { decode(bytes: $0) }
     }
 
-    private static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// The same over UTF-8 bytes already in hand (the parts of a compact JWS).
+    public static func decode(bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        bytes.withUnsafeBufferPointer { decode(bytes: $0) }
+    }
+
+    @usableFromInline
+    static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = input.count
         if count % 4 == 1 { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 3 / 4)
-        return decodingTable.withUnsafeBufferPointer { table -> [UInt8]? in
-            var index = 0
-            while index + 4 <= count {
-                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
-                guard (a | b | c | d) & 0xC0 == 0 else { return nil }
-                out.append(a << 2 | b >> 4)
-                out.append(b << 4 | c >> 2)
-                out.append(c << 6 | d)
-                index += 4
+        let size = count / 4 * 3 + max(0, count % 4 - 1)
+        var valid = true
+        // Written straight into the result's storage: appending byte by byte checked the
+        // capacity three times per quantum.
+        let out = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialised in
+            initialised = 0
+            decodingTable.withUnsafeBufferPointer { table in
+                var index = 0
+                var at = 0
+                while index + 4 <= count {
+                    let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+                    guard (a | b | c | d) & 0xC0 == 0 else { return valid = false }
+                    buffer[at] = a << 2 | b >> 4
+                    buffer[at + 1] = b << 4 | c >> 2
+                    buffer[at + 2] = c << 6 | d
+                    index += 4
+                    at += 3
+                }
+                switch count - index {
+                case 2:
+                    let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                    guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { return valid = false }
+                    buffer[at] = a << 2 | b >> 4
+                case 3:
+                    let a = table[Int(input[index])], b = table[Int(input[index + 1])], c = table[Int(input[index + 2])]
+                    guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { return valid = false }
+                    buffer[at] = a << 2 | b >> 4
+                    buffer[at + 1] = b << 4 | c >> 2
+                default:
+                    break
+                }
             }
-            switch count - index {
-            case 2:
-                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
-                guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { return nil }
-                out.append(a << 2 | b >> 4)
-            case 3:
-                let a = table[Int(input[index])], b = table[Int(input[index + 1])], c = table[Int(input[index + 2])]
-                guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { return nil }
-                out.append(a << 2 | b >> 4)
-                out.append(b << 4 | c >> 2)
-            default:
-                break
-            }
-            return out
+            // UInt8 needs no deinitialisation, so a rejected input may leave bytes unwritten.
+            if valid { initialised = size }
         }
+        return valid ? out : nil
     }
 
     /// Each byte's sextet, or 0xFF for a byte outside the alphabet.

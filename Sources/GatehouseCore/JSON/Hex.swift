@@ -3,7 +3,13 @@ public enum Hex {
     private static let lower = Array("0123456789abcdef".utf8)
     private static let upper = Array("0123456789ABCDEF".utf8)
 
+    @inlinable
     public static func encode(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> String {
+        encode(array: Array(bytes), uppercase: uppercase)
+    }
+
+    @usableFromInline
+    static func encode(array bytes: [UInt8], uppercase: Bool) -> String {
         let digits = uppercase ? upper : lower
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)

@@ -15,7 +15,10 @@ enum JSONParser {
             var parser = Parser(bytes: buffer)
             guard let value = parser.value(depth: 0) else { return nil }
             parser.skipWhitespace()
-            return parser.index == buffer.count ? value : nil
+            // Not `? value : nil`: JSONValue is ExpressibleByNilLiteral, so that `nil` would be
+            // JSON null, and trailing content would parse as null instead of failing.
+            guard parser.index == buffer.count else { return nil }
+            return value
         }
     }
 
@@ -106,15 +109,19 @@ enum JSONParser {
         mutating func string() -> String? {
             index += 1
             let start = index
+            var highBits: UInt8 = 0
             while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
                 guard byte >= 0x20 else { return nil }
+                highBits |= byte
                 index += 1
             }
             guard let stop = current else { return nil }
             let plain = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if stop == UInt8(ascii: "\"") {
                 index += 1
-                return String(validating: plain, as: UTF8.self)
+                // ASCII needs no validation; the generic validating initialiser is not
+                // specialised here and looks up type metadata on every call.
+                return highBits < 0x80 ? String(decoding: plain, as: UTF8.self) : String(validating: plain, as: UTF8.self)
             }
             var utf8 = Array(plain)
             guard unescape(into: &utf8) else { return nil }
@@ -194,14 +201,25 @@ enum JSONParser {
             } else {
                 guard digits() > 0 else { return nil }
             }
+            var isInteger = true
             if current == UInt8(ascii: ".") {
+                isInteger = false
                 index += 1
                 guard digits() > 0 else { return nil }
             }
             if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                isInteger = false
                 index += 1
                 if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
                 guard digits() > 0 else { return nil }
+            }
+            // Integers that a Double holds exactly (timestamps, counts) skip strtod.
+            if isInteger, index - start <= 15 {
+                var value: Int64 = 0
+                for offset in start..<index where bytes[offset] != UInt8(ascii: "-") {
+                    value = value * 10 + Int64(bytes[offset] - UInt8(ascii: "0"))
+                }
+                return .number(Double(bytes[start] == UInt8(ascii: "-") ? -value : value))
             }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             guard let value = Double(text), value.isFinite else { return nil }

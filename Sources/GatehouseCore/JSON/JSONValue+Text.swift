@@ -24,11 +24,11 @@ extension JSONValue {
 
     private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += Array("null".utf8)
-        case .bool(let value): out += Array((value ? "true" : "false").utf8)
+        case .null: Self.append("null", to: &out)
+        case .bool(let value): Self.append(value ? "true" : "false", to: &out)
         case .number(let value):
             if value.rounded() == value, abs(value) < 9.0e15 {
-                out += Array(String(Int64(value)).utf8)
+                Self.appendInteger(Int64(value), to: &out)
             } else {
                 out += Array(String(value).utf8)
             }
@@ -42,6 +42,8 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
+            // Sorting the keys alone and looking each one up again measured cheaper than
+            // sorting (key, value) pairs, whose swaps retain and release both.
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 JSONString.append(key, to: &out)
@@ -49,6 +51,26 @@ extension JSONValue {
                 members[key]?.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // 9.0e15 has 16 digits; the digits come out last first.
+        var digits: (UInt64, UInt64) = (0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
         }
     }
 }
