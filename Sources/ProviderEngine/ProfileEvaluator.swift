@@ -49,13 +49,20 @@ public enum ProfileEvaluator {
         text(value)
     }
 
+    /// JSON null is absence. Spelled out because in `$0 == .null ? nil : $0` the `nil` types as
+    /// JSON null itself (JSONValue is ExpressibleByNilLiteral), which keeps the null.
+    private static func absentIfNull(_ value: JSONValue) -> JSONValue? {
+        if case .null = value { return Optional.none }
+        return value
+    }
+
     public static func evaluate(_ expression: ProfileExpression, document: JSONValue, exports: [String: JSONValue] = [:]) -> JSONValue? {
         func run(_ inner: ProfileExpression) -> JSONValue? {
             evaluate(inner, document: document, exports: exports)
         }
         switch expression {
         case .path(let path):
-            return path.resolve(in: document, exports: exports).flatMap { $0 == .null ? nil : $0 }
+            return path.resolve(in: document, exports: exports).flatMap(Self.absentIfNull)
         case .constant(let value):
             return value
         case .first(let options):
@@ -97,7 +104,7 @@ public enum ProfileEvaluator {
             guard let items = run(input)?.arrayValue else { return nil }
             guard let found = items.first(where: { item in matching.allSatisfy { item[$0.key] == $0.value } }) else { return nil }
             guard let then else { return found }
-            return then.resolve(in: found, exports: exports).flatMap { $0 == .null ? nil : $0 }
+            return then.resolve(in: found, exports: exports).flatMap(Self.absentIfNull)
         case .object(let members):
             var object: [String: JSONValue] = [:]
             for (name, member) in members {

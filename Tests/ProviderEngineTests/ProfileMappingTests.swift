@@ -62,6 +62,10 @@ struct ProfileMappingTests {
     func expressions() throws {
         let person = #"{"first":"Ada","last":"Lovelace","nick":"","sex":"female","bdate":"10.12.1815","id":42,"n":1.5,"ok":"true","city":"London","country":"UK","emails":[{"value":"a@x","primary":false},{"value":"b@x","primary":true,"verified":true}],"full":"Ada King Lovelace","screen":"ada"}"#
         #expect(try evaluate(#""first""#, person) == "Ada")
+        // A JSON null is absence, not a value: Optional.none, never .null.
+        #expect(try evaluate(#""gone""#, #"{"gone":null}"#) == Optional<JSONValue>.none)
+        #expect(try evaluate(#"{"find":"emails","where":{"primary":true},"then":"extra"}"#, #"{"emails":[{"primary":true,"extra":null}]}"#)
+            == Optional<JSONValue>.none)
         #expect(try evaluate(#"{"path":"last"}"#, person) == "Lovelace")
         #expect(try evaluate(#"{"first":["nick","missing","first"]}"#, person) == "Ada", "empty strings are skipped")
         #expect(try evaluate(#"{"join":["first","missing","last"],"separator":" "}"#, person) == "Ada Lovelace")
@@ -87,6 +91,8 @@ struct ProfileMappingTests {
         #expect(try evaluate(#"{"find":"emails","where":{"primary":true,"verified":false}}"#, person) == nil)
         #expect(try evaluate(#"{"find":"first","where":{"primary":true}}"#, person) == nil, "find on a string is absent")
         #expect(try evaluate(#"{"object":{"business":"city","mobile":"missing"}}"#, person) == ["business": "London"])
+        #expect(try evaluate(#"{"object":{"mobile":"missing"}}"#, person) == Optional<JSONValue>.none)
+        #expect(try evaluate(#"{"join":["missing","nick"],"separator":" "}"#, person) == Optional<JSONValue>.none)
         #expect(try evaluate(#"{"value":{"a":1}}"#, person) == ["a": 1])
         #expect(try evaluate(#""$user_id""#, person, exports: ["user_id": "U1"]) == "U1")
     }
