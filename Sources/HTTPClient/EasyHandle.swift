@@ -1,7 +1,8 @@
 internal import CCurl
 
-/// Owns one libcurl easy handle and the C memory it references for the
-/// lifetime of a single request.
+/// Owns one libcurl easy handle (taken from, and given back to, an
+/// `EasyHandlePool`) and the C memory it references for the lifetime of a
+/// single request.
 ///
 /// `@unchecked Sendable` because it owns raw C pointers. Ownership moves
 /// exactly once: the calling task creates and configures the handle, then
@@ -27,9 +28,12 @@ final class EasyHandle: @unchecked Sendable {
     /// certificate problem: self-signed certificate") beats the generic
     /// curl_easy_strerror text in logs.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Where `easy` goes back when this request is over.
+    private let pool: EasyHandlePool
 
-    private init(easy: UnsafeMutableRawPointer, limit: Int) {
+    private init(easy: UnsafeMutableRawPointer, pool: EasyHandlePool, limit: Int) {
         self.easy = easy
+        self.pool = pool
         self.response = ResponseBuffer(limit: limit)
         let size = Int(CURL_ERROR_SIZE)
         self.errorBuffer = .allocate(capacity: size)
@@ -41,14 +45,15 @@ final class EasyHandle: @unchecked Sendable {
     /// without a round trip through the multi thread.
     static func make(
         for request: HTTPClientRequest,
-        configuration: HTTPClient.Configuration
+        configuration: HTTPClient.Configuration,
+        pool: EasyHandlePool
     ) throws(HTTPClientError) -> EasyHandle {
-        guard let easy = curl_easy_init() else {
+        guard let easy = pool.take() else {
             throw .transport("curl_easy_init failed")
         }
         // From here the object owns `easy`: if configure throws, deinit
-        // frees the handle and anything attached so far.
-        let handle = EasyHandle(easy: easy, limit: configuration.maxResponseBytes)
+        // returns the handle and frees anything attached so far.
+        let handle = EasyHandle(easy: easy, pool: pool, limit: configuration.maxResponseBytes)
         try handle.configure(request: request, configuration: configuration)
         return handle
     }
@@ -56,7 +61,9 @@ final class EasyHandle: @unchecked Sendable {
     deinit {
         // Runs only after the multi thread removed the handle from the
         // multi (or it was never added), so no transfer can still use it.
-        curl_easy_cleanup(easy)
+        // The reset inside `give` also drops the handle's pointers to the
+        // header list and the error buffer before they are freed below.
+        pool.give(easy)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }

@@ -15,6 +15,7 @@ import Musl
 public final class HTTPClient: Sendable {
     private let configuration: Configuration
     private let engine: CurlMulti
+    private let handles: EasyHandlePool
 
     /// Starts the worker thread. Throws `.invalidRequest` for a nonsensical
     /// configuration and `.tlsFailure` for an unreadable CA bundle, so
@@ -22,6 +23,8 @@ public final class HTTPClient: Sendable {
     public init(configuration: Configuration = .init()) throws(HTTPClientError) {
         try configuration.validate()
         self.configuration = configuration
+        // As many idle handles as transfers can run at once.
+        self.handles = EasyHandlePool(capacity: configuration.maxTotalConnections)
         self.engine = try CurlMulti.start(configuration: configuration)
     }
 
@@ -38,7 +41,7 @@ public final class HTTPClient: Sendable {
     /// `.cancelled` promptly; the request may already have reached the
     /// server.
     public func execute(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
-        let handle = try EasyHandle.make(for: request, configuration: configuration)
+        let handle = try EasyHandle.make(for: request, configuration: configuration, pool: handles)
         let engine = self.engine
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

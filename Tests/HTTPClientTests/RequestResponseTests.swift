@@ -101,6 +101,31 @@ struct RequestResponseTests {
         #expect(echo.bodyBytes == (body ?? []))
     }
 
+    @Test("a reused libcurl handle carries nothing of the request before it")
+    func handleReuse() async throws {
+        let server = try await MockServer.start()
+        let client = try makeClient()
+        defer { client.shutdown() }
+
+        // Sequential requests on one client take the same idle handle back each time.
+        let post = try Echo(try await client.execute(HTTPClientRequest(
+            method: "POST", url: server.baseURL + "/echo",
+            headers: [HTTPHeader(name: "X-Secret", value: "s1"), HTTPHeader(name: "Content-Type", value: "text/plain")],
+            body: Array("first".utf8))))
+        #expect(post.values("x-secret") == ["s1"])
+        let head = try await client.execute(HTTPClientRequest(method: "HEAD", url: server.baseURL + "/echo"))
+        #expect(head.header("x-echo-method") == "HEAD")
+        let delete = try Echo(try await client.execute(HTTPClientRequest(method: "DELETE", url: server.baseURL + "/echo")))
+        #expect(delete.method == "DELETE")
+        let get = try Echo(try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo?b=2")))
+        #expect(get.method == "GET")
+        #expect(get.query == "b=2")
+        #expect(get.bodyBytes.isEmpty)
+        #expect(get.values("x-secret").isEmpty)
+        #expect(get.values("content-type").isEmpty)
+        #expect(get.values("user-agent") == ["Gatehouse"])
+    }
+
     @Test("HEAD returns status and headers without a body")
     func head() async throws {
         let server = try await MockServer.start()
