@@ -86,4 +86,15 @@ struct EncodingTests {
         #expect(JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) == Optional<JSONValue>.none)
         #expect(JSONValue.object(["n": -42, "m": 7, "big": .number(1e20)]).jsonText == #"{"big":1e+20,"m":7,"n":-42}"#)
     }
+
+    @Test("calendar fields of an instant: epoch, a leap day, an offset, and the formats built on them")
+    func civilTime() {
+        #expect(CivilTime(milliseconds: 0).iso8601Milliseconds == "1970-01-01T00:00:00.000Z")
+        #expect(CivilTime(milliseconds: 951_868_799_500).iso8601Milliseconds == "2000-02-29T23:59:59.500Z")
+        let instant: Int64 = 1_796_037_151_123
+        #expect(CivilTime(milliseconds: instant).iso8601Seconds == "2026-11-30T11:12:31Z")
+        #expect(CivilTime(milliseconds: instant, offsetMinutes: 480).compact == "20261130191231123")
+        #expect(CivilTime(milliseconds: instant).compactDate == "20261130")
+        #expect(CivilTime(milliseconds: -1).iso8601Milliseconds == "1969-12-31T23:59:59.999Z")
+    }
 }

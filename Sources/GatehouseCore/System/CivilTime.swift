@@ -1,15 +1,15 @@
 /// Calendar fields of an instant at a fixed UTC offset, computed without Foundation or the
 /// C library's time zone database (Howard Hinnant's days-from-civil inverse).
-struct CivilTime {
-    var year: Int
-    var month: Int
-    var day: Int
-    var hour: Int
-    var minute: Int
-    var second: Int
-    var millisecond: Int
+public struct CivilTime: Sendable {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
+    public var millisecond: Int
 
-    init(milliseconds: Int64, offsetMinutes: Int) {
+    public init(milliseconds: Int64, offsetMinutes: Int = 0) {
         let shifted = milliseconds + Int64(offsetMinutes) * 60_000
         let millisecondsPerDay: Int64 = 86_400_000
         var days = shifted / millisecondsPerDay
@@ -38,15 +38,28 @@ struct CivilTime {
         return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 
+    /// `yyyyMMdd` (Foursquare's `v` versions requests by date).
+    public var compactDate: String {
+        Self.pad(year, 4) + Self.pad(month, 2) + Self.pad(day, 2)
+    }
+
     /// `yyyyMMddHHmmssSSS` (CMCC's `systemtime`).
-    var compact: String {
-        Self.pad(year, 4) + Self.pad(month, 2) + Self.pad(day, 2) + Self.pad(hour, 2) + Self.pad(minute, 2) + Self.pad(second, 2)
-            + Self.pad(millisecond, 3)
+    public var compact: String {
+        compactDate + Self.pad(hour, 2) + Self.pad(minute, 2) + Self.pad(second, 2) + Self.pad(millisecond, 3)
     }
 
     /// `yyyy-MM-ddTHH:mm:ssZ` (Aliyun's `Timestamp`); only meaningful at offset 0.
-    var iso8601Seconds: String {
+    public var iso8601Seconds: String {
+        dateAndTime + "Z"
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss.SSSZ`, as log lines carry it; only meaningful at offset 0.
+    public var iso8601Milliseconds: String {
+        dateAndTime + "." + Self.pad(millisecond, 3) + "Z"
+    }
+
+    private var dateAndTime: String {
         Self.pad(year, 4) + "-" + Self.pad(month, 2) + "-" + Self.pad(day, 2) + "T" + Self.pad(hour, 2) + ":" + Self.pad(minute, 2)
-            + ":" + Self.pad(second, 2) + "Z"
+            + ":" + Self.pad(second, 2)
     }
 }
