@@ -67,9 +67,9 @@ public final class ServiceProcess: Sendable {
         if supervisor.isRunning {
             kill(processIdentifier, SIGCONT)
             kill(processIdentifier, signal)
-            if Self.reap(supervisor, within: 10) == nil {
+            if MockProcess.reap(supervisor, within: 10) == nil {
                 kill(processIdentifier, SIGKILL)
-                _ = Self.reap(supervisor, within: 5)
+                _ = MockProcess.reap(supervisor, within: 5)
             }
         }
         let first = closed.withLock { done in defer { done = true }; return !done }
@@ -80,15 +80,6 @@ public final class ServiceProcess: Sendable {
 
     static func accepts(port: UInt16) -> Bool {
         (try? RawHTTPConnection(port: port, timeoutMilliseconds: 200)) != nil
-    }
-
-    static func reap(_ process: Process, within seconds: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning {
-            if Date() >= deadline { return nil }
-            usleep(2_000)
-        }
-        return process.terminationStatus
     }
 
     /// Absolute paths are used as given; otherwise the usual system directories are searched
