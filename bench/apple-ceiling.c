@@ -15,21 +15,11 @@
  * Listens on 127.0.0.1 only; stops on SIGTERM/SIGINT.
  */
 #define _GNU_SOURCE /* memmem */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <limits.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "bench-server.h"
 
 /* Apple's identity tokens are 1-2 KiB; a body beyond this is refused. */
 #define MAX_BODY 16384
@@ -195,83 +185,36 @@ rsa_key(const char *n64, const char *e64)
     return result;
 }
 
-static struct MHD_Response *
-json_response(const char *text, size_t size)
-{
-    struct MHD_Response *response =
-        MHD_create_response_from_buffer(size, (void *)text, MHD_RESPMEM_PERSISTENT);
-    if (response != NULL &&
-        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES) {
-        MHD_destroy_response(response);
-        return NULL;
-    }
-    return response;
-}
-
-static int
-parse_port(const char *text, uint16_t *port)
-{
-    char *end = NULL;
-    long value;
-
-    errno = 0;
-    value = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || value < 1 || value > 65535)
-        return -1;
-    *port = (uint16_t)value;
-    return 0;
-}
-
 int
 main(int argc, char **argv)
 {
     struct sockaddr_in addr;
     struct MHD_Daemon *daemon;
     sigset_t stop_signals;
-    long cpus;
+    unsigned int threads = server_threads();
     uint16_t port;
-    int sig = 0;
 
     if (argc != 4 || parse_port(argv[1], &port) != 0) {
         fprintf(stderr, "usage: %s PORT N E\n", argc > 0 ? argv[0] : "apple-ceiling");
         return 2;
     }
     key = rsa_key(argv[2], argv[3]);
-    ok_response = json_response(OK_BODY, sizeof(OK_BODY) - 1);
-    refused_response = json_response(REFUSED_BODY, sizeof(REFUSED_BODY) - 1);
+    ok_response = static_json(OK_BODY, sizeof(OK_BODY) - 1);
+    refused_response = static_json(REFUSED_BODY, sizeof(REFUSED_BODY) - 1);
     if (key == NULL || ok_response == NULL || refused_response == NULL) {
         fprintf(stderr, "apple-ceiling: cannot load the RSA key or create the responses\n");
         return 1;
     }
-
-    cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    if (cpus > UINT_MAX)
-        cpus = UINT_MAX;
-
-    /* Stop signals reach only sigwait() below (see mhd-hello.c). */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    if (pthread_sigmask(SIG_BLOCK, &stop_signals, NULL) != 0) {
-        perror("pthread_sigmask");
+    if (block_stop_signals(&stop_signals) != 0)
         return 1;
-    }
 
-    memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-
+    addr = loopback_address(port);
     daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
             MHD_USE_ERROR_LOG,
         port, NULL, NULL, on_request, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cpus,
+        MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_END);
@@ -279,10 +222,9 @@ main(int argc, char **argv)
         fprintf(stderr, "apple-ceiling: cannot start daemon on 127.0.0.1:%u\n", (unsigned)port);
         return 1;
     }
-    fprintf(stderr, "apple-ceiling: listening on 127.0.0.1:%u with %ld threads\n", (unsigned)port, cpus);
+    fprintf(stderr, "apple-ceiling: listening on 127.0.0.1:%u with %u threads\n", (unsigned)port, threads);
 
-    if (sigwait(&stop_signals, &sig) != 0)
-        perror("sigwait");
+    wait_for_stop(&stop_signals);
 
     MHD_stop_daemon(daemon);
     MHD_destroy_response(ok_response);

@@ -27,19 +27,9 @@
  * Usage: login-mock PORT   (listens on 127.0.0.1 only; stops on SIGTERM/SIGINT)
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <limits.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "bench-server.h"
 
 /* The longest token request body that is kept for checking. Gatehouse's is
  * about 200 bytes; longer bodies are still drained, and then refused. */
@@ -385,63 +375,20 @@ on_connection(void *cls, struct MHD_Connection *connection, void **socket_contex
         atomic_fetch_add_explicit(&connections, 1, memory_order_relaxed);
 }
 
-static int
-parse_port(const char *text, uint16_t *port)
-{
-    char *end = NULL;
-    long value;
-
-    errno = 0;
-    value = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || value < 1 || value > 65535)
-        return -1;
-    *port = (uint16_t)value;
-    return 0;
-}
-
-static struct MHD_Response *
-static_json(const char *body, size_t length)
-{
-    struct MHD_Response *response =
-        MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_PERSISTENT);
-    if (response != NULL && MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                                    "application/json") != MHD_YES) {
-        MHD_destroy_response(response);
-        response = NULL;
-    }
-    return response;
-}
-
 int
 main(int argc, char **argv)
 {
     struct sockaddr_in addr;
     struct MHD_Daemon *daemon;
     sigset_t stop_signals;
-    long cpus;
-    int sig = 0;
+    unsigned int threads = server_threads();
 
     if (argc != 2 || parse_port(argv[1], &listen_port) != 0) {
         fprintf(stderr, "usage: %s PORT (1-65535)\n", argc > 0 ? argv[0] : "login-mock");
         return 2;
     }
-
-    cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    if (cpus > UINT_MAX)
-        cpus = UINT_MAX;
-
-    /* As in mhd-hello.c: only sigwait() below receives the stop signals. */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    if (pthread_sigmask(SIG_BLOCK, &stop_signals, NULL) != 0) {
-        perror("pthread_sigmask");
+    if (block_stop_signals(&stop_signals) != 0)
         return 1;
-    }
 
     healthz_response = static_json(HEALTHZ_BODY, sizeof(HEALTHZ_BODY) - 1);
     not_found_response = static_json(NOT_FOUND_BODY, sizeof(NOT_FOUND_BODY) - 1);
@@ -450,10 +397,7 @@ main(int argc, char **argv)
         return 1;
     }
 
-    memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(listen_port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr = loopback_address(listen_port);
 
     /* Thread pool + epoll like Gatehouse and mhd-hello. Every login opens a
      * new connection here, so the accept backlog is deep and the connection
@@ -461,7 +405,7 @@ main(int argc, char **argv)
     daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, listen_port, NULL,
         NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cpus, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)8192,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)4096, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_END);
@@ -471,11 +415,10 @@ main(int argc, char **argv)
         return 1;
     }
 
-    fprintf(stderr, "login-mock: listening on 127.0.0.1:%u with %ld threads\n",
-            (unsigned)listen_port, cpus);
+    fprintf(stderr, "login-mock: listening on 127.0.0.1:%u with %u threads\n",
+            (unsigned)listen_port, threads);
 
-    if (sigwait(&stop_signals, &sig) != 0)
-        perror("sigwait");
+    wait_for_stop(&stop_signals);
 
     MHD_stop_daemon(daemon);
     fprintf(stderr, "login-mock: %lu token calls, %lu refused, %lu connections\n",
