@@ -118,6 +118,7 @@ static int first_failure_reported;
 /* Sessions whose request failed, to start again from the event loop. A
  * session is queued at most once: it has no request in flight meanwhile. */
 static struct session **restarts;
+static struct session **restarting;
 static int restart_count;
 
 static double
@@ -628,6 +629,19 @@ expire_overdue(double now)
     }
 }
 
+/* Starts the sessions queued by fail(). Those that fail again at once (a
+ * refused connection) are queued for the next pass, after an epoll_wait,
+ * rather than retried in a tight loop. */
+static void
+restart_failed(void)
+{
+    int i, count = restart_count;
+    memcpy(restarting, restarts, (size_t)count * sizeof(*restarts));
+    restart_count = 0;
+    for (i = 0; i < count; i++)
+        begin(restarting[i]);
+}
+
 /* Runs the event loop until the monotonic clock passes UNTIL. */
 static void
 run_until(double until)
@@ -641,8 +655,8 @@ run_until(double until)
 
         if (now >= until)
             return;
-        while (restart_count > 0 && measuring)
-            begin(restarts[--restart_count]);
+        if (restart_count > 0 && measuring)
+            restart_failed();
         if (now >= next_expiry) {
             expire_overdue(now);
             next_expiry = now + 1;
@@ -791,7 +805,8 @@ main(int argc, char **argv)
         fatal("epoll_create1: %s", strerror(errno));
     sessions = calloc((size_t)config.concurrency, sizeof(*sessions));
     restarts = calloc((size_t)config.concurrency, sizeof(*restarts));
-    if (sessions == NULL || restarts == NULL)
+    restarting = calloc((size_t)config.concurrency, sizeof(*restarting));
+    if (sessions == NULL || restarts == NULL || restarting == NULL)
         fatal("out of memory");
     for (i = 0; i < config.concurrency; i++)
         sessions[i].fd = -1;
