@@ -1,4 +1,5 @@
 internal import CCurl
+internal import GatehouseCore
 
 /// The C entry points libcurl and pthreads call into.
 ///
@@ -52,6 +53,7 @@ enum CurlCallbacks {
     static let workerEntry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
         guard let context else { return nil }
         let engine = Unmanaged<CurlMulti>.fromOpaque(context).takeRetainedValue()
+        ServiceThread.preferThroughput()
         engine.runLoop()
         return nil
     }

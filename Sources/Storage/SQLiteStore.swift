@@ -32,7 +32,7 @@ public final class SQLiteStore: Store {
             lanes.append(Lane(connection: connection))
         }
         self.lanes = lanes
-        writer = SQLiteWriter(lane: lanes[0])
+        writer = try SQLiteWriter(lane: lanes[0])
     }
 
     public func createApp(_ app: StoredApp) async throws(StoreError) {
@@ -165,6 +165,7 @@ public final class SQLiteStore: Store {
     }
 
     public func close() async {
+        writer.close()
         for lane in lanes { lane.close() }
     }
 

@@ -179,6 +179,15 @@ struct StoreTests {
         await store.close()
     }
 
+    @Test("sqlite: a write after close fails at once; the writer's thread does not wait for it")
+    func sqliteWriteAfterClose() async throws {
+        let store = try SQLiteStore(path: TemporaryDirectory.make() + "/store.db")
+        #expect(try await store.putRecord("before", value: [1], ttlSeconds: 60))
+        await store.close()
+        await #expect(throws: StoreError.unavailable("")) { try await store.putRecord("after", value: [1], ttlSeconds: 60) }
+        await #expect(throws: StoreError.unavailable("")) { try await store.takeRecord("before") }
+    }
+
     @Test("binary values round-trip byte for byte", arguments: Backend.allCases)
     func binaryValues(backend: Backend) async throws {
         let store = try await backend.make()
