@@ -399,9 +399,10 @@ main(int argc, char **argv)
 
     addr = loopback_address(listen_port);
 
-    /* Thread pool + epoll like Gatehouse and mhd-hello. Every login opens a
-     * new connection here, so the accept backlog is deep and the connection
-     * limit far above what the gateway's client pool can hold. */
+    /* Thread pool + epoll like Gatehouse and mhd-hello. Gatehouse keeps its
+     * connections here alive, but the backlog and the connection limit stay
+     * far above what its client pool can hold, so a client that does not
+     * (curl in the script's probes, a future driver mode) never queues. */
     daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, listen_port, NULL,
         NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
