@@ -192,6 +192,10 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Delivers every transfer libcurl reports as done.
     private func drainFinished(_ active: inout [ObjectIdentifier: EasyHandle]) {
+        InlineExecutor.shared.batching { drainFinishedBatch(&active) }
+    }
+
+    private func drainFinishedBatch(_ active: inout [ObjectIdentifier: EasyHandle]) {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }

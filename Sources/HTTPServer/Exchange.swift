@@ -138,8 +138,11 @@ final class Exchange: @unchecked Sendable {
         guard resume else { return }
         daemon.watchdog.forget(self)
         // Outside the lock: libmicrohttpd takes its own mutex here, and its threads call back
-        // into this exchange.
-        MHD_resume_connection(connection)
+        // into this exchange. A thread resuming several handlers in a row hands the
+        // connections back together at the end, so the server thread wakes once for them.
+        if !InlineExecutor.shared.afterBatch({ [self] in MHD_resume_connection(connection) }) {
+            MHD_resume_connection(connection)
+        }
     }
 
     /// The watchdog gave up on the handler.

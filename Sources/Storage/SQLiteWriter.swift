@@ -115,8 +115,10 @@ final class SQLiteWriter: Sendable {
             }
             // Each waiting handler carries on here, on this thread, up to its next suspension:
             // its answer is short work, cheaper than waking another thread to do it.
-            for notify in notifications {
-                InlineExecutor.shared.runningInline(notify)
+            InlineExecutor.shared.batching {
+                for notify in notifications {
+                    InlineExecutor.shared.runningInline(notify)
+                }
             }
         }
     }
