@@ -22,7 +22,7 @@ internal import Glibc
 /// after the first handler; in paired login benchmark runs grouping saved about 25 µs of
 /// CPU per login.
 public final class InlineExecutor: TaskExecutor, @unchecked Sendable {
-    // `@unchecked`: the only state is the thread-local key, set once in init.
+    // `@unchecked`: the only state is the thread-local keys, set once in init.
     public static let shared = InlineExecutor()
 
     private var key = pthread_key_t()

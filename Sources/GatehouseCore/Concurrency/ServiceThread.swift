@@ -12,7 +12,7 @@ public enum ServiceThread {
     /// a free core or the end of that thread's time slice instead of preempting it. On two
     /// busy cores the waker then queues more work before the service thread runs, so the
     /// writer commits bigger batches and there are fewer context switches. In paired login
-    /// benchmark runs this saved about 40 µs of CPU per login. On an idle core it changes
+    /// benchmark runs this saved about 35 µs of CPU per login. On an idle core it changes
     /// nothing. Best effort: a refusal (a seccomp profile, say) leaves the default policy.
     public static func preferThroughput() {
         var parameters = sched_param()
