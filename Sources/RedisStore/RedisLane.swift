@@ -1,9 +1,6 @@
 internal import Dispatch
 internal import GatehouseCore
 internal import Synchronization
-#if canImport(Glibc)
-internal import Glibc
-#endif
 
 /// Where and how to reach Redis.
 public struct RedisEndpoint: Sendable, Hashable {
@@ -101,18 +98,8 @@ final class RedisLane: @unchecked Sendable {
     init(endpoint: RedisEndpoint, health: RedisHealth) {
         self.endpoint = endpoint
         self.health = health
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<RedisLane>.fromOpaque(argument).takeRetainedValue().loop()
-            return nil
-        }, context)
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
-            // No thread: release the reference it would have taken and refuse all work.
-            Unmanaged<RedisLane>.fromOpaque(context).release()
+        if !ServiceThread.startDetached({ self.loop() }) {
+            // No thread: refuse all work.
             jobs.withLock { $0.closed = true }
             finished.signal()
         }

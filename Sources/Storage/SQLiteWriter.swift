@@ -1,9 +1,6 @@
 internal import Dispatch
 internal import GatehouseCore
 internal import Synchronization
-#if canImport(Glibc)
-internal import Glibc
-#endif
 
 /// Every mutation goes through one writer connection, so this process never meets SQLite's
 /// busy handler (which sleeps) racing itself; only another process (the CLI) can make it wait.
@@ -35,18 +32,9 @@ final class SQLiteWriter: Sendable {
     init(lane: Lane) throws(StoreError) {
         self.lane = lane
         // The thread holds the writer until `close` lets it end.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<SQLiteWriter>.fromOpaque(argument).takeRetainedValue().serve()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<SQLiteWriter>.fromOpaque(context).release()
-            throw .unavailable("cannot start the SQLite writer thread (error \(created))")
+        guard ServiceThread.startDetached({ self.serve() }) else {
+            throw .unavailable("cannot start the SQLite writer thread")
         }
-        pthread_detach(thread)
     }
 
     /// Lets the thread end once what is queued has been committed; later writes fail.

@@ -2,11 +2,35 @@
 internal import Glibc
 #endif
 
-/// Scheduling for the threads that serve request threads: the SQLite writer and the HTTP
-/// client's libcurl thread.
+/// The threads that serve request threads (the SQLite writer, the HTTP client's libcurl
+/// thread, Redis connections): how they start and how they are scheduled.
 public enum ServiceThread {
     /// Linux's SCHED_BATCH, which glibc declares only under _GNU_SOURCE.
     private static let schedBatch: Int32 = 3
+
+    /// Runs `body` on a new detached thread, for a component that owns a blocking loop
+    /// (a store connection, the SQLite writer); false if the system refused a thread.
+    public static func startDetached(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            Unmanaged<Body>.fromOpaque(argument).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// The closure a new thread runs, boxed so that a C thread argument can carry it.
+    private final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
 
     /// Puts the calling thread in SCHED_BATCH: when a request thread wakes it, it waits for
     /// a free core or the end of that thread's time slice instead of preempting it. On two
