@@ -188,10 +188,8 @@ rsa_key(const char *n64, const char *e64)
 int
 main(int argc, char **argv)
 {
-    struct sockaddr_in addr;
     struct MHD_Daemon *daemon;
     sigset_t stop_signals;
-    unsigned int threads = server_threads();
     uint16_t port;
 
     if (argc != 4 || parse_port(argv[1], &port) != 0) {
@@ -208,21 +206,9 @@ main(int argc, char **argv)
     if (block_stop_signals(&stop_signals) != 0)
         return 1;
 
-    addr = loopback_address(port);
-    daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-            MHD_USE_ERROR_LOG,
-        port, NULL, NULL, on_request, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_END);
-    if (daemon == NULL) {
-        fprintf(stderr, "apple-ceiling: cannot start daemon on 127.0.0.1:%u\n", (unsigned)port);
+    daemon = start_gatehouse_like("apple-ceiling", port, on_request, NULL, on_completed);
+    if (daemon == NULL)
         return 1;
-    }
-    fprintf(stderr, "apple-ceiling: listening on 127.0.0.1:%u with %u threads\n", (unsigned)port, threads);
 
     wait_for_stop(&stop_signals);
 

@@ -1,8 +1,8 @@
 /*
  * bench-server.h: what the benchmarks' C servers (mhd-hello, login-mock,
  * apple-ceiling) share around their libmicrohttpd daemon: the port
- * argument, the thread count, a loopback address, fixed JSON answers and a
- * stop on SIGTERM/SIGINT. Each server is one .c file compiled on its own;
+ * argument, the thread count, a loopback address, fixed JSON answers, a
+ * daemon started as Gatehouse starts its own, and a stop on SIGTERM/SIGINT. Each server is one .c file compiled on its own;
  * this header sits next to them and holds only static functions.
  */
 #ifndef BENCH_SERVER_H
@@ -103,6 +103,36 @@ static_json(const char *body, size_t length)
         response = NULL;
     }
     return response;
+}
+
+/* A daemon on 127.0.0.1:PORT with Gatehouse's flags and options (internal
+ * epoll thread pool, one thread per CPU, suspend/resume, 30 s idle timeout),
+ * so what it measures is the ceiling Gatehouse's own daemon works under.
+ * MHD_USE_ERROR_LOG only adds diagnostics on stderr (why a bind failed, say).
+ * COMPLETED may be NULL. Says on stderr, under NAME, where it listens or why
+ * it could not start; NULL in that case. (login-mock, which plays a provider,
+ * starts its own.) */
+__attribute__((unused)) static struct MHD_Daemon *
+start_gatehouse_like(const char *name, uint16_t port, MHD_AccessHandlerCallback handler,
+                     void *handler_cls, MHD_RequestCompletedCallback completed)
+{
+    unsigned int threads = server_threads();
+    struct sockaddr_in addr = loopback_address(port);
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+            MHD_USE_ERROR_LOG,
+        port, NULL, NULL, handler, handler_cls,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_END);
+    if (daemon == NULL)
+        fprintf(stderr, "%s: cannot start daemon on 127.0.0.1:%u\n", name, (unsigned)port);
+    else
+        fprintf(stderr, "%s: listening on 127.0.0.1:%u with %u threads\n", name, (unsigned)port,
+                threads);
+    return daemon;
 }
 
 #endif

@@ -50,11 +50,9 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url,
 int
 main(int argc, char **argv)
 {
-    struct sockaddr_in addr;
     struct MHD_Response *response;
     struct MHD_Daemon *daemon;
     sigset_t stop_signals;
-    unsigned int threads = server_threads();
     uint16_t port;
 
     if (argc != 2 || parse_port(argv[1], &port) != 0) {
@@ -72,26 +70,11 @@ main(int argc, char **argv)
         return 1;
     }
 
-    /* Same flags and options as Gatehouse. MHD_USE_ERROR_LOG only adds
-     * diagnostics on stderr (e.g. why the bind failed); it does not change
-     * request handling. */
-    addr = loopback_address(port);
-    daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-            MHD_USE_ERROR_LOG,
-        port, NULL, NULL, on_request, response,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-        MHD_OPTION_END);
+    daemon = start_gatehouse_like("mhd-hello", port, on_request, response, NULL);
     if (daemon == NULL) {
-        fprintf(stderr, "mhd-hello: cannot start daemon on 127.0.0.1:%u\n", (unsigned)port);
         MHD_destroy_response(response);
         return 1;
     }
-
-    fprintf(stderr, "mhd-hello: listening on 127.0.0.1:%u with %u threads\n",
-            (unsigned)port, threads);
 
     wait_for_stop(&stop_signals);
 
