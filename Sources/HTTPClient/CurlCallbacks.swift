@@ -53,6 +53,7 @@ enum CurlCallbacks {
     static let workerEntry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
         guard let context else { return nil }
         let engine = Unmanaged<CurlMulti>.fromOpaque(context).takeRetainedValue()
+        ServiceThread.setName("http-client")
         ServiceThread.preferThroughput()
         engine.runLoop()
         return nil

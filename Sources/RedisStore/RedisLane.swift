@@ -98,7 +98,7 @@ final class RedisLane: @unchecked Sendable {
     init(endpoint: RedisEndpoint, health: RedisHealth) {
         self.endpoint = endpoint
         self.health = health
-        if !ServiceThread.startDetached({ self.loop() }) {
+        if !ServiceThread.startDetached(name: "redis-lane", { self.loop() }) {
             // No thread: refuse all work.
             jobs.withLock { $0.closed = true }
             finished.signal()

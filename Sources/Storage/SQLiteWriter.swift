@@ -32,7 +32,7 @@ final class SQLiteWriter: Sendable {
     init(lane: Lane) throws(StoreError) {
         self.lane = lane
         // The thread holds the writer until `close` lets it end.
-        guard ServiceThread.startDetached({ self.serve() }) else {
+        guard ServiceThread.startDetached(name: "sqlite-writer", { self.serve() }) else {
             throw .unavailable("cannot start the SQLite writer thread")
         }
     }
