@@ -251,7 +251,7 @@ extension ScaleOutSuites {
             try await cluster.stop()
         }
 
-        @Test("/metrics parses as Prometheus text and counts requests, upstream calls and store errors")
+        @Test("/metrics parses as Prometheus text and counts requests, upstream calls, store timings and store errors")
         func metrics() async throws {
             let bench = try await LoginBench.start(store: try await TestStore.sqlite.location())
             for index in 0..<3 {
@@ -285,6 +285,13 @@ extension ScaleOutSuites {
             #expect(count("gatehouse_http_request_duration_seconds_bucket", ["method": "GET", "route": "/auth/:provider", "le": "+Inf"]) == 4)
             #expect(count("gatehouse_upstream_requests_total", ["provider": "mock2", "step": "access_token", "outcome": "ok"]) == 3)
             #expect(samples.filter { $0.name == "gatehouse_store_errors_total" }.isEmpty)
+            // Each of the four logins stored its state and took it back; the denied one too.
+            for operation in ["put_record", "take_record"] {
+                let timed = count("gatehouse_store_operation_duration_seconds_count", ["operation": operation]) ?? 0
+                #expect(timed >= 4, "\(operation) timed \(timed) times")
+                #expect(count("gatehouse_store_operation_duration_seconds_bucket", ["operation": operation, "le": "+Inf"]) == timed)
+                #expect((count("gatehouse_store_operation_duration_seconds_sum", ["operation": operation]) ?? -1) > 0)
+            }
             try await bench.stop()
         }
 

@@ -1,12 +1,15 @@
 internal import GatehouseCore
 
-/// Wraps the configured store to count its failures per operation for `/metrics`; results
-/// pass through untouched. Conflicts are expected answers, not failures, and are not counted.
+/// Wraps the configured store to time every operation and count its failures for
+/// `/metrics`; results pass through untouched. Conflicts are expected answers, not failures,
+/// and are not counted as errors.
 struct InstrumentedStore: Store {
     let base: any Store
     let metrics: Metrics
 
     private func counted<T>(_ operation: String, _ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+        let start = ContinuousClock.now
+        defer { metrics.observeStore(operation, ContinuousClock.now - start) }
         do throws(StoreError) {
             return try await body()
         } catch {

@@ -6,41 +6,28 @@ internal import Glibc
 
 /// What `GET /metrics` reports, in the Prometheus text format (version 0.0.4).
 ///
-/// Requests are the hot path (tens of thousands a second): each server thread records into
-/// one of several shards chosen by its thread id, so recording is one uncontended lock and a
-/// dictionary update. Everything else (upstream calls, JWKS fetches, store errors) happens
-/// at most a few times per login and shares one lock per family.
+/// Requests and store operations are the hot paths (tens of thousands a second): each thread
+/// records into one of several shards chosen by its thread id, so recording is one
+/// uncontended lock and a dictionary update. Everything else (upstream calls, JWKS fetches,
+/// store errors) happens at most a few times per login and shares one lock per family.
 final class Metrics: Sendable {
     /// Upper bounds, in seconds, of the request latency histogram.
     static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    /// Store operations take from microseconds (a memory store, a cached SQLite read) to
+    /// milliseconds (a write queued behind the writer's commit, a Redis round trip).
+    static let storeBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 
-    private struct RequestKey: Hashable {
+    private struct RequestKey: Hashable, Sendable {
         let method: String
         let route: String
         let status: Int
     }
 
-    private struct RequestSeries {
-        var count = 0
-        var seconds = 0.0
-        /// Per bucket, not cumulative; the last slot is +Inf.
-        var buckets = [Int](repeating: 0, count: Metrics.latencyBuckets.count + 1)
-
-        mutating func record(bucket: Int, seconds: Double) {
-            count += 1
-            self.seconds += seconds
-            buckets[bucket] += 1
-        }
-    }
-
     /// Methods a client may send are unbounded; labels must not be.
     private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-    private final class Shard: Sendable {
-        let series = Mutex<[RequestKey: RequestSeries]>([:])
-    }
-
-    private let shards: [Shard] = (0..<16).map { _ in Shard() }
+    private let requests = ShardedSeries<RequestKey>(bounds: Metrics.latencyBuckets)
+    private let storeOperations = ShardedSeries<String>(bounds: Metrics.storeBuckets)
 
     let upstream = CounterFamily(
         "gatehouse_upstream_requests_total", help: "Calls to providers, by provider, step and outcome.",
@@ -53,34 +40,18 @@ final class Metrics: Sendable {
 
     /// The HTTP server's completion observer.
     func observe(_ request: RequestObservation) {
-        let seconds = Double(request.duration.components.seconds) + Double(request.duration.components.attoseconds) / 1e18
-        var bucket = Self.latencyBuckets.count
-        for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
-            bucket = index
-            break
-        }
         let method = Self.knownMethods.contains(request.method) ? request.method : "other"
-        let key = RequestKey(method: method, route: request.route, status: request.status)
-        let shard = shards[Int(truncatingIfNeeded: (UInt64(UInt(pthread_self())) &* 0x9E37_79B9_7F4A_7C15) >> 60) % shards.count]
-        shard.series.withLock { table in
-            // One in-place access: no copy of the bucket array per request.
-            table[key, default: RequestSeries()].record(bucket: bucket, seconds: seconds)
-        }
+        requests.record(RequestKey(method: method, route: request.route, status: request.status), request.duration)
+    }
+
+    /// One store call's duration, as its caller waited for it (queueing included).
+    func observeStore(_ operation: String, _ duration: Duration) {
+        storeOperations.record(operation, duration)
     }
 
     /// The exposition text.
     func render() -> String {
-        var merged: [RequestKey: RequestSeries] = [:]
-        for shard in shards {
-            let copy = shard.series.withLock { $0 }
-            for (key, series) in copy {
-                var total = merged[key, default: RequestSeries()]
-                total.count += series.count
-                total.seconds += series.seconds
-                for index in total.buckets.indices { total.buckets[index] += series.buckets[index] }
-                merged[key] = total
-            }
-        }
+        let merged = requests.merged()
         var text = ""
         text += "# HELP gatehouse_http_requests_total Requests answered, by method, route pattern and status (aborted: no answer sent).\n"
         text += "# TYPE gatehouse_http_requests_total counter\n"
@@ -90,29 +61,28 @@ final class Metrics: Sendable {
             text += "gatehouse_http_requests_total\(labels) \(merged[key]?.count ?? 0)\n"
         }
         // The histogram is per route and method; statuses are folded together.
-        var latency: [String: (method: String, route: String, series: RequestSeries)] = [:]
+        var latency: [String: (method: String, route: String, series: LatencySeries)] = [:]
         for (key, series) in merged {
             let id = key.method + " " + key.route
-            var entry = latency[id] ?? (key.method, key.route, RequestSeries())
-            entry.series.count += series.count
-            entry.series.seconds += series.seconds
-            for index in series.buckets.indices { entry.series.buckets[index] += series.buckets[index] }
+            var entry = latency[id] ?? (key.method, key.route, LatencySeries(bounds: Self.latencyBuckets))
+            entry.series.add(series)
             latency[id] = entry
         }
         text += "# HELP gatehouse_http_request_duration_seconds Time from the request's headers to the end of its answer.\n"
         text += "# TYPE gatehouse_http_request_duration_seconds histogram\n"
         for id in latency.keys.sorted() {
             guard let entry = latency[id] else { continue }
-            var cumulative = 0
-            for (index, bound) in Self.latencyBuckets.enumerated() {
-                cumulative += entry.series.buckets[index]
-                let labels = Self.labels([("method", entry.method), ("route", entry.route), ("le", Self.number(bound))])
-                text += "gatehouse_http_request_duration_seconds_bucket\(labels) \(cumulative)\n"
-            }
-            let base = [("method", entry.method), ("route", entry.route)]
-            text += "gatehouse_http_request_duration_seconds_bucket\(Self.labels(base + [("le", "+Inf")])) \(entry.series.count)\n"
-            text += "gatehouse_http_request_duration_seconds_sum\(Self.labels(base)) \(Self.number(entry.series.seconds))\n"
-            text += "gatehouse_http_request_duration_seconds_count\(Self.labels(base)) \(entry.series.count)\n"
+            text += entry.series.render(
+                "gatehouse_http_request_duration_seconds", labels: [("method", entry.method), ("route", entry.route)],
+                bounds: Self.latencyBuckets)
+        }
+        let store = storeOperations.merged()
+        text += "# HELP gatehouse_store_operation_duration_seconds Time a caller waited for a store operation, queueing included.\n"
+        text += "# TYPE gatehouse_store_operation_duration_seconds histogram\n"
+        for operation in store.keys.sorted() {
+            guard let series = store[operation] else { continue }
+            text += series.render(
+                "gatehouse_store_operation_duration_seconds", labels: [("operation", operation)], bounds: Self.storeBuckets)
         }
         for family in [upstream, jwksFetches, storeErrors] { text += family.render() }
         return text
@@ -167,5 +137,82 @@ final class CounterFamily: Sendable {
             text += "\(name)\(Metrics.labels(Array(zip(labelNames, labelValues)))) \(copy[labelValues] ?? 0)\n"
         }
         return text
+    }
+}
+
+/// One histogram series: a count, a sum and per-bucket counts (not cumulative; the last slot
+/// is +Inf) against bounds its owner keeps.
+struct LatencySeries: Sendable {
+    var count = 0
+    var seconds = 0.0
+    var buckets: [Int]
+
+    init(bounds: [Double]) {
+        buckets = [Int](repeating: 0, count: bounds.count + 1)
+    }
+
+    mutating func record(_ seconds: Double, bounds: [Double]) {
+        var bucket = bounds.count
+        for (index, bound) in bounds.enumerated() where seconds <= bound {
+            bucket = index
+            break
+        }
+        count += 1
+        self.seconds += seconds
+        buckets[bucket] += 1
+    }
+
+    mutating func add(_ other: LatencySeries) {
+        count += other.count
+        seconds += other.seconds
+        for index in buckets.indices { buckets[index] += other.buckets[index] }
+    }
+
+    /// The `_bucket` (cumulative), `_sum` and `_count` lines.
+    func render(_ name: String, labels: [(String, String)], bounds: [Double]) -> String {
+        var text = ""
+        var cumulative = 0
+        for (index, bound) in bounds.enumerated() {
+            cumulative += buckets[index]
+            text += "\(name)_bucket\(Metrics.labels(labels + [("le", Metrics.number(bound))])) \(cumulative)\n"
+        }
+        text += "\(name)_bucket\(Metrics.labels(labels + [("le", "+Inf")])) \(count)\n"
+        text += "\(name)_sum\(Metrics.labels(labels)) \(Metrics.number(seconds))\n"
+        text += "\(name)_count\(Metrics.labels(labels)) \(count)\n"
+        return text
+    }
+}
+
+/// Histogram series by key, recorded from many threads: each thread writes to the shard its
+/// thread id picks, so two threads rarely share a lock; `merged` adds the shards up.
+final class ShardedSeries<Key: Hashable & Sendable>: Sendable {
+    private final class Shard: Sendable {
+        let table = Mutex<[Key: LatencySeries]>([:])
+    }
+
+    private let bounds: [Double]
+    private let shards: [Shard] = (0..<16).map { _ in Shard() }
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+    }
+
+    func record(_ key: Key, _ duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let shard = shards[Int(truncatingIfNeeded: (UInt64(UInt(pthread_self())) &* 0x9E37_79B9_7F4A_7C15) >> 60) % shards.count]
+        shard.table.withLock { table in
+            // One in-place access: no copy of the bucket array per call.
+            table[key, default: LatencySeries(bounds: bounds)].record(seconds, bounds: bounds)
+        }
+    }
+
+    func merged() -> [Key: LatencySeries] {
+        var total: [Key: LatencySeries] = [:]
+        for shard in shards {
+            for (key, series) in shard.table.withLock({ $0 }) {
+                total[key, default: LatencySeries(bounds: bounds)].add(series)
+            }
+        }
+        return total
     }
 }
