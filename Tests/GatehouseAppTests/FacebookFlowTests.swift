@@ -10,6 +10,8 @@ import Testing
 struct FacebookBench {
     let gateway: Gateway
     let graph: MockGraph
+    /// Where the `facebookdown` definition points; held for the bench's lifetime.
+    let refusing: RefusingPort
     let key: String
     let secret: String
 
@@ -29,7 +31,8 @@ struct FacebookBench {
         let graph = try await MockGraph.start(requireProof: requireProof)
         let facebook = try definition(mock: graph.baseURL)
         // The same definition with nothing listening behind it, for the unreachable case.
-        let down = try definition(mock: "http://127.0.0.1:\(freePort())")
+        let refusing = RefusingPort()
+        let down = try definition(mock: "http://127.0.0.1:\(refusing.port)")
         let workspace = try Workspace(providers: ["facebook": facebook, "facebookdown": down])
         let gateway = try await Gateway.start(workspace: workspace, extra: ["--upstream-timeout", "2"])
         let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"fb","domains":["localhost"]}"#)
@@ -44,7 +47,7 @@ struct FacebookBench {
             let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
             guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status)") }
         }
-        return FacebookBench(gateway: gateway, graph: graph, key: key, secret: secret)
+        return FacebookBench(gateway: gateway, graph: graph, refusing: refusing, key: key, secret: secret)
     }
 
     var base: String { "http://127.0.0.1:\(gateway.port)" }

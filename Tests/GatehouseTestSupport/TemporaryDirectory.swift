@@ -17,8 +17,29 @@ public enum TemporaryDirectory {
 /// A loopback port that was free a moment ago: for servers whose public URL must name their
 /// port before they start (the provider callback).
 public func freePort() -> UInt16 {
+    let (descriptor, port) = boundLoopbackSocket()
+    close(descriptor)
+    return port
+}
+
+/// A loopback port that refuses every connection for as long as this value lives. Its socket
+/// is bound, so no test running alongside can take the port (a port from `freePort` can be
+/// taken, and then "unreachable" reaches someone else's server), but it never listens, so a
+/// connection attempt is refused at once.
+public final class RefusingPort: Sendable {
+    public let port: UInt16
+    private let descriptor: Int32
+
+    public init() {
+        (descriptor, port) = boundLoopbackSocket()
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// A TCP socket bound to 127.0.0.1 on a port the kernel picked, and that port.
+private func boundLoopbackSocket() -> (descriptor: Int32, port: UInt16) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -30,5 +51,5 @@ public func freePort() -> UInt16 {
             return getsockname(descriptor, pointer, &length)
         }
     }
-    return UInt16(bigEndian: address.sin_port)
+    return (descriptor, UInt16(bigEndian: address.sin_port))
 }
