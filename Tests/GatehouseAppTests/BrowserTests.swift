@@ -17,12 +17,20 @@ struct BrowserTests {
         process.arguments = [Self.script, "--gateway", bench.base, "--key", bench.key, "--provider", "mock2"]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // Chromium and Selenium talk a lot on stderr; it goes to a file (a second pipe could
+        // fill while this reads the first) and is shown only if the script fails.
+        let errorPath = TemporaryDirectory.make() + "/popup_flow.stderr"
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let errorFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        process.standardError = errorFile
         try process.run()
         let data = try await offPool { output.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
+        try errorFile.close()
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-        let outcome = try #require(JSONValue.parse(line), "popup_flow.py printed no result: \(line)")
+        let diagnostics = { String((try? String(contentsOfFile: errorPath, encoding: .utf8))?.suffix(2000) ?? "") }
+        let outcome = try #require(
+            JSONValue.parse(line), "popup_flow.py printed no result (exit \(process.terminationStatus)): \(line)\n\(diagnostics())")
         #expect(outcome["ok"] == true, "\(line)")
         #expect(outcome["has_token"] == true)
         #expect(outcome["has_code"] == false)

@@ -26,12 +26,19 @@ public final class GatehouseProcess: Sendable {
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
         let output = self.output
+        // At end of file the handler is removed while the pipe is still open. Left in place,
+        // it would fire on every turn of the event loop, and its dispatch source could
+        // outlive the descriptor: once the number is reused (tests open and close sockets by
+        // the hundred), libdispatch's event loop reads a stale registration and the whole
+        // test process crashes.
         stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
             output.bytes.withLock { $0.stdout += data }
         }
         stderrPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
             output.bytes.withLock { $0.stderr += data }
         }
         try process.run()
