@@ -214,14 +214,14 @@ struct HTTPServerTests {
         router.add("GET", "/hello", .immediate { _ in .json(["hello": "world"]) })
         // Kept small: every request here is a thread and a socket (`request`), and the rest
         // of the suite runs alongside.
-        for _ in 0..<10 {
+        for _ in 0..<5 {
             let server = try HTTPServer(
                 configuration: .init(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2),
                 router: router, logger: .silent())
             let port = server.port
-            let clients = (0..<3).map { _ in
+            let clients = (0..<2).map { _ in
                 Task.detached {
-                    for _ in 0..<10 {
+                    for _ in 0..<5 {
                         let answer = try? await request(port: port, "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                         if answer?.status != 200 { break }
                     }
