@@ -108,6 +108,10 @@ static_json(const char *body, size_t length)
 /* A daemon on 127.0.0.1:PORT with Gatehouse's flags and options (internal
  * epoll thread pool, one thread per CPU, suspend/resume, 30 s idle timeout),
  * so what it measures is the ceiling Gatehouse's own daemon works under.
+ * One difference: Gatehouse accepts on its own thread and hands connections
+ * over (MHD_add_connection), so that it can stop accepting before a drain;
+ * these servers never drain and let libmicrohttpd accept. Once a keep-alive
+ * connection is open, a request takes the same path either way.
  * MHD_USE_ERROR_LOG only adds diagnostics on stderr (why a bind failed, say).
  * COMPLETED may be NULL. Says on stderr, under NAME, where it listens or why
  * it could not start; NULL in that case. (login-mock, which plays a provider,

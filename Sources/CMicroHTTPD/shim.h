@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/select.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 
 /* MHD leaves the path and query arguments as they came off the wire when this
@@ -20,25 +21,33 @@ static inline size_t gh_mhd_keep_escaped(void *cls, struct MHD_Connection *c, ch
 }
 
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixes the option list
- * Gatehouse uses and takes the rest as an MHD_OPTION_ARRAY built in Swift. */
+ * Gatehouse uses and takes the rest as an MHD_OPTION_ARRAY built in Swift. The daemon
+ * has no listen socket of its own: Gatehouse accepts and hands connections over with
+ * MHD_add_connection (see Listener.swift for why). */
 static inline struct MHD_Daemon *gh_mhd_start(unsigned int flags,
-                                              const struct sockaddr *address,
                                               MHD_AccessHandlerCallback handler, void *handler_context,
                                               MHD_RequestCompletedCallback completed, void *completed_context,
                                               struct MHD_OptionItem *options) {
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
-                            MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_UNESCAPE_CALLBACK, gh_mhd_keep_escaped, NULL,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
 }
 
-/* MHD_get_daemon_info is variadic and returns a union: this reads the one field we
- * need, the port the kernel chose when we listen on port 0. */
-static inline uint16_t gh_mhd_bound_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+/* accept4 and pipe2 are GNU extensions, which glibc declares only under _GNU_SOURCE;
+ * the listener needs both so that its descriptors are not inherited by child processes. */
+#ifndef _GNU_SOURCE
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern int pipe2(int descriptors[2], int flags);
+#endif
+
+static inline int gh_accept_cloexec(int fd, struct sockaddr *address, socklen_t *length) {
+    return accept4(fd, address, length, SOCK_CLOEXEC);
+}
+
+static inline int gh_pipe_cloexec(int descriptors[2]) {
+    return pipe2(descriptors, O_CLOEXEC);
 }
 
 /* MHD_get_connection_info is variadic and returns a union: this copies the peer's

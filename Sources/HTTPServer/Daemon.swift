@@ -16,7 +16,8 @@ final class Daemon: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     private(set) var port: UInt16 = 0
     private let handle: Mutex<DaemonPointer?>
-    private let quiescedSocket = Atomic<Int32>(-1)
+    private let listener: Listener
+    private let draining = Atomic<Bool>(false)
     private let inFlightCount = Atomic<Int>(0)
     let watchdog = Watchdog()
 
@@ -25,30 +26,38 @@ final class Daemon: @unchecked Sendable {
         self.logger = logger
         self.configuration = configuration
         self.handle = Mutex(nil)
+        listener = try Listener(address: configuration.address, backlog: 1024)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maxConnections, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes, ptr_value: nil),
-            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
             MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
         ]
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-            | MHD_ALLOW_SUSPEND_RESUME.rawValue
-        if configuration.address.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
-        let started: OpaquePointer? = try Self.withSocketAddress(configuration.address) { address in
-            options.withUnsafeMutableBufferPointer { optionBuffer in
-                gh_mhd_start(
-                    UInt32(flags), address, accessHandler, context, completionHandler, context,
-                    optionBuffer.baseAddress)
-            }
+        // ITC: a connection added from the listener's thread wakes its worker at once.
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
+        let started: OpaquePointer? = options.withUnsafeMutableBufferPointer { optionBuffer in
+            gh_mhd_start(UInt32(flags), accessHandler, context, completionHandler, context, optionBuffer.baseAddress)
         }
         guard let started else {
-            throw .startFailed("cannot listen on \(configuration.address): address in use, not local, or not permitted")
+            listener.stop()
+            throw .startFailed("cannot start the HTTP server on \(configuration.address)")
         }
-        handle.withLock { $0 = DaemonPointer(raw: started) }
-        port = gh_mhd_bound_port(started)
+        let daemon = DaemonPointer(raw: started)
+        handle.withLock { $0 = daemon }
+        port = listener.port
+        do throws(HTTPServerError) {
+            try listener.start(daemon: daemon)
+        } catch {
+            listener.stop()
+            handle.withLock { current in
+                MHD_stop_daemon(started)
+                current = nil
+            }
+            throw error
+        }
         watchdog.start()
     }
 
@@ -56,12 +65,12 @@ final class Daemon: @unchecked Sendable {
 
     func shutdown(drainTimeout: Duration) async {
         let running: Bool = handle.withLock { current in
-            guard let daemon = current, quiescedSocket.load(ordering: .relaxed) < 0 else { return false }
-            // Stop accepting first so the drain below cannot be fed forever.
-            quiescedSocket.store(MHD_quiesce_daemon(daemon.raw), ordering: .relaxed)
-            return true
+            current != nil && !draining.exchange(true, ordering: .relaxed)
         }
         guard running else { return }
+        // Stop accepting first so the drain below cannot be fed forever; from here the
+        // kernel refuses new connections.
+        listener.stop()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: drainTimeout)
         while inFlightCount.load(ordering: .acquiring) > 0, clock.now < deadline {
@@ -77,39 +86,10 @@ final class Daemon: @unchecked Sendable {
             current = nil
         }
         watchdog.stop()
-        let socket = quiescedSocket.exchange(-1, ordering: .relaxed)
-        if socket >= 0 { close(socket) }
     }
 
     func requestStarted() { inFlightCount.add(1, ordering: .relaxed) }
     func requestFinished() { inFlightCount.subtract(1, ordering: .releasing) }
-
-    private static func withSocketAddress<R>(
-        _ address: ListenAddress, _ body: (UnsafePointer<sockaddr>) -> R
-    ) throws(HTTPServerError) -> R {
-        switch address.family {
-        case .ipv4:
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = address.port.bigEndian
-            guard inet_pton(AF_INET, address.host, &socketAddress.sin_addr) == 1 else {
-                throw .invalidAddress("\(address.host) is not an IPv4 address")
-            }
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0) }
-            }
-        case .ipv6:
-            var socketAddress = sockaddr_in6()
-            socketAddress.sin6_family = sa_family_t(AF_INET6)
-            socketAddress.sin6_port = address.port.bigEndian
-            guard inet_pton(AF_INET6, address.host, &socketAddress.sin6_addr) == 1 else {
-                throw .invalidAddress("\(address.host) is not an IPv6 address")
-            }
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0) }
-            }
-        }
-    }
 }
 
 /// The daemon pointer, sendable so the mutex can hold it; only `Daemon` dereferences it.
