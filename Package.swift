@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "RedisStore", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "GatehouseAppTests",

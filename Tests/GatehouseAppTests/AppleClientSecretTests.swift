@@ -84,7 +84,7 @@ struct AppleClientSecretTests {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         process.waitUntilExit()
         return process.terminationStatus
     }

@@ -348,7 +348,7 @@ struct AppleFlowTests {
         process.arguments = ["-c", "import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest())", text]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try launch(process)
         process.waitUntilExit()
         return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -23,7 +23,7 @@ struct BrowserTests {
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let errorFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         process.standardError = errorFile
-        try process.run()
+        try launch(process)
         let data = try await offPool { output.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
         try errorFile.close()

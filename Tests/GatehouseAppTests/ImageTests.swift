@@ -21,7 +21,7 @@ struct ImageTests {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: errorPath)
-        try process.run()
+        try launch(process)
         process.waitUntilExit()
         return (process.terminationStatus, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
     }

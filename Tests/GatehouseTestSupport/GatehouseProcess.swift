@@ -41,7 +41,7 @@ public final class GatehouseProcess: Sendable {
             if data.isEmpty { handle.readabilityHandler = nil }
             output.bytes.withLock { $0.stderr += data }
         }
-        try process.run()
+        try launch(process)
     }
 
     /// A test that throws before stopping its gateway must not leave the process behind.

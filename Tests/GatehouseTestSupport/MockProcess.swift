@@ -40,7 +40,7 @@ final class MockProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         do {
-            try process.run()
+            try launch(process)
         } catch {
             throw MockProviderError("could not launch \(executable) \(script): \(error)")
         }

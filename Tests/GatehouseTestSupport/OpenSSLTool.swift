@@ -47,7 +47,7 @@ public final class OpenSSLTool {
         try Data().write(to: stderr)
         process.standardOutput = try FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
-        try process.run()
+        try launch(process)
         process.waitUntilExit()
         let output = String(decoding: try Data(contentsOf: stdout), as: UTF8.self)
         guard process.terminationStatus == 0 else {

@@ -35,7 +35,7 @@ public final class ServiceProcess: Sendable {
         process.standardInput = stdin
         process.standardOutput = log
         process.standardError = log
-        try process.run()
+        try launch(process)
         try? log.close()
         supervisor = process
         lifeline = stdin.fileHandleForWriting

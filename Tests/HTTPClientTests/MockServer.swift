@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +47,7 @@ final class MockServer {
         let stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
-        try process.run()
+        try launch(process)
         self.process = process
         self.stdin = stdin
         self.scheme = certificate == nil ? "http" : "https"
@@ -153,7 +154,7 @@ struct SelfSignedCertificate {
         ]
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
+        try launch(openssl)
         openssl.waitUntilExit()
         guard openssl.terminationStatus == 0 else {
             throw MockServer.StartupError(description: "openssl failed: \(openssl.terminationStatus)")
