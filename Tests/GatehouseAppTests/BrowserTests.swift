@@ -14,7 +14,9 @@ struct BrowserTests {
         let bench = try await LoginBench.start()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.script, "--gateway", bench.base, "--key", bench.key, "--provider", "mock2"]
+        // `--key=…` in one piece: a random app key may start with "-", which argparse would
+        // otherwise take for an option (it did, one run in about 64).
+        process.arguments = [Self.script, "--gateway=\(bench.base)", "--key=\(bench.key)", "--provider=mock2"]
         let output = Pipe()
         process.standardOutput = output
         // Chromium and Selenium talk a lot on stderr; it goes to a file (a second pipe could
