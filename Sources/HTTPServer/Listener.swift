@@ -109,9 +109,7 @@ final class Listener: Sendable {
         while true {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let client = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { gh_accept_cloexec(socket, $0, &length) }
-            }
+            let client = Self.asSocketAddress(&address) { pointer, _ in gh_accept_cloexec(socket, pointer, &length) }
             if client < 0 {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO: continue
@@ -122,18 +120,14 @@ final class Listener: Sendable {
             }
             // libmicrohttpd owns the socket from here, and closes it if it cannot serve it
             // (at the connection limit, out of memory).
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemon.raw, client, $0, length) }
-            }
+            _ = Self.asSocketAddress(&address) { pointer, _ in MHD_add_connection(daemon.raw, client, pointer, length) }
         }
     }
 
     private static func boundPort(_ descriptor: Int32) -> UInt16 {
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let found = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
-        }
+        let found = asSocketAddress(&address) { pointer, _ in getsockname(descriptor, pointer, &length) == 0 }
         guard found else { return 0 }
         switch Int32(address.ss_family) {
         case AF_INET:
@@ -146,7 +140,7 @@ final class Listener: Sendable {
     }
 
     private static func withSocketAddress<R>(
-        _ address: ListenAddress, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+        _ address: ListenAddress, _ body: (UnsafeMutablePointer<sockaddr>, socklen_t) -> R
     ) throws(HTTPServerError) -> R {
         switch address.family {
         case .ipv4:
@@ -156,9 +150,7 @@ final class Listener: Sendable {
             guard inet_pton(AF_INET, address.host, &socketAddress.sin_addr) == 1 else {
                 throw .invalidAddress("\(address.host) is not an IPv4 address")
             }
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            return asSocketAddress(&socketAddress, body)
         case .ipv6:
             var socketAddress = sockaddr_in6()
             socketAddress.sin6_family = sa_family_t(AF_INET6)
@@ -166,9 +158,17 @@ final class Listener: Sendable {
             guard inet_pton(AF_INET6, address.host, &socketAddress.sin6_addr) == 1 else {
                 throw .invalidAddress("\(address.host) is not an IPv6 address")
             }
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+            return asSocketAddress(&socketAddress, body)
+        }
+    }
+
+    /// Calls `body` with `address` (a `sockaddr_in`, `sockaddr_in6` or `sockaddr_storage`)
+    /// seen as the `sockaddr` the socket calls take, and its size.
+    private static func asSocketAddress<Address, R>(
+        _ address: inout Address, _ body: (UnsafeMutablePointer<sockaddr>, socklen_t) -> R
+    ) -> R {
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
 }
