@@ -28,9 +28,8 @@ public final class GatehouseProcess: Sendable {
         let output = self.output
         // At end of file the handler is removed while the pipe is still open. Left in place,
         // it would fire on every turn of the event loop, and its dispatch source could
-        // outlive the descriptor: once the number is reused (tests open and close sockets by
-        // the hundred), libdispatch's event loop reads a stale registration and the whole
-        // test process crashes.
+        // outlive the descriptor; a crash in libdispatch's event loop during this session's
+        // CI runs is suspected to have come from such a stale registration.
         stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty { handle.readabilityHandler = nil }
