@@ -170,6 +170,10 @@ struct LoginFlowTests {
         let refreshed = try await bench.post("/auth/refresh_token/mock2", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])
         #expect(refreshed.status == 200)
         #expect(refreshed.json?["access_token"] != nil && refreshed.json?["expires_in"] != nil && refreshed.json?["token_type"] != nil)
+        // A token the provider refuses is the caller's problem (400), not a failing provider (502).
+        let stale = try await bench.post("/auth/refresh_token/mock2", form: ["token": "never-issued", "key": bench.key, "secret": bench.secret])
+        #expect(stale.status == 400)
+        #expect(stale.json?["data"]?["error"] == "invalid_grant")
         let wrong = try await bench.post("/auth/refresh_token/mock2", form: ["token": refreshToken, "key": bench.key, "secret": String(repeating: "B", count: 27)])
         #expect(wrong.json == ["status": "error", "message": "invalid credentials"])
         try await bench.stop()

@@ -240,4 +240,7 @@ extension LoginService {
 struct ProviderProblem: Error, Sendable {
     var message: String
     var data: JSONValue
+
+    /// The caller's token is at fault, not the provider or the keyset: answer 4xx, not 502.
+    var rejectsCallerToken: Bool { TokenResponse.rejectsCallerToken(data) }
 }

@@ -94,7 +94,8 @@ extension LoginService {
         return await singleFlight(flight) { () async -> RefreshOutcome in
             switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: [], provider: provider) {
             case .failure(let problem):
-                return .failed(.json(JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data]), status: 502))
+                let body = JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data])
+                return .failed(.json(body, status: problem.rejectsCallerToken ? 400 : 502))
             case .success(var result):
                 result["id_token"] = nil
                 result["scope"] = nil
@@ -186,7 +187,12 @@ extension LoginService {
             guard (200..<300).contains(response.status) else {
                 context.metrics.upstream.increment(provider, "revoke", "error")
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, format: endpoint.format))
-                return .error(502, "upstream_error", "the provider refused the revocation (\(data["error"]?.stringValue ?? "HTTP \(response.status)"))")
+                let reason = data["error_description"]?.stringValue ?? data["message"]?.stringValue ?? data["error"]?.stringValue
+                    ?? "HTTP \(response.status)"
+                if TokenResponse.rejectsCallerToken(data) {
+                    return .error(400, "invalid_token", "the provider does not accept this token (\(reason))")
+                }
+                return .error(502, "upstream_error", "the provider refused the revocation (\(reason))")
             }
             context.metrics.upstream.increment(provider, "revoke", "ok")
             return .json(JSONValue.object(["revoked": true, "provider": .string(provider)]))

@@ -49,6 +49,15 @@ enum TokenResponse {
 
     /// The provider's own error fields, for the `data` of an error message. Only the
     /// standard fields are passed on, so an odd provider body cannot leak anything else.
+    /// True when `errorData` says the provider refused the token the caller sent (expired,
+    /// revoked or unknown) rather than failing, or refusing the gateway's own client
+    /// credentials: RFC 6749 §5.2 `invalid_grant`, RFC 6750 `invalid_token`, and the Graph
+    /// API's code 190 (invalid access token).
+    static func rejectsCallerToken(_ data: JSONValue) -> Bool {
+        ["invalid_grant", "invalid_token"].contains(data["error"]?.stringValue ?? "")
+            || (data["type"] == "OAuthException" && data["code"] == 190)
+    }
+
     static func errorData(_ fields: [String: JSONValue]?) -> JSONValue {
         guard let fields else { return .null }
         var data: [String: JSONValue] = [:]
