@@ -35,7 +35,7 @@ struct HostileInputTests {
         let bench = try await LoginBench.start(store: "sqlite:./data/gatehouse.db")
         let port = bench.gateway.port
         var generator = SeededGenerator(seed: 0xB4D_1A9B7)
-        let probes = (0..<600).map { _ in Self.probe(key: bench.key, secret: bench.secret, using: &generator) }
+        let probes = (0..<1500).map { _ in Self.probe(key: bench.key, secret: bench.secret, using: &generator) }
         let answers = try await withThrowingTaskGroup(of: [(Probe, RawResponse)].self) { group in
             for worker in 0..<6 {
                 let mine = stride(from: worker, to: probes.count, by: 6).map { probes[$0] }
