@@ -3,7 +3,7 @@ import GatehouseCore
 import GatehouseTestSupport
 import Testing
 
-/// Hostile values on every route of a gateway that has a real app, keysets and the SQLite
+/// Hostile values on every route of a gateway that has a real app, keysets and a real
 /// store: what the byte-level fuzz in ServeTests cannot reach, since its requests never get
 /// past the HTTP parser into the handlers.
 @Suite("hostile input")
@@ -30,9 +30,9 @@ struct HostileInputTests {
         var showsAppSecret = false
     }
 
-    @Test("hostile values on every route get 4xx JSON answers, and no secret is echoed or logged")
-    func hostileValues() async throws {
-        let bench = try await LoginBench.start(store: "sqlite:./data/gatehouse.db")
+    @Test("hostile values on every route get 4xx JSON answers, and no secret is echoed or logged", arguments: TestStore.allCases)
+    func hostileValues(store: TestStore) async throws {
+        let bench = try await LoginBench.start(store: try await store.location())
         let port = bench.gateway.port
         var generator = SeededGenerator(seed: 0xB4D_1A9B7)
         let probes = (0..<1500).map { _ in Self.probe(key: bench.key, secret: bench.secret, using: &generator) }

@@ -4,6 +4,14 @@ import Testing
 
 @Suite("TLS")
 struct TLSTests {
+    /// A handshake with the Python mock can take seconds while the rest of the suite loads
+    /// both cores; the 2 s connect limit of `makeClient` then turned a verification test into
+    /// a timeout now and then. A refused certificate still fails at once.
+    static func patient(_ configuration: inout HTTPClient.Configuration) {
+        configuration.connectTimeout = .seconds(15)
+        configuration.totalTimeout = .seconds(30)
+    }
+
     @Test("A self-signed server fails verification unless its CA is configured")
     func selfSigned() async throws {
         let certificate = try await SelfSignedCertificate.make()
@@ -11,14 +19,17 @@ struct TLSTests {
         let server = try await MockServer.start(certificate: certificate.certificatePath, key: certificate.keyPath)
         let url = server.baseURL + "/echo"
 
-        let strict = try makeClient()
+        let strict = try makeClient(Self.patient)
         defer { strict.shutdown() }
         let error = await capture { () throws(HTTPClientError) in
             try await strict.execute(HTTPClientRequest(url: url))
         }
         #expect(error == .tlsFailure, "\(String(describing: error))")
 
-        let trusting = try makeClient { $0.caBundlePath = certificate.certificatePath }
+        let trusting = try makeClient {
+            Self.patient(&$0)
+            $0.caBundlePath = certificate.certificatePath
+        }
         defer { trusting.shutdown() }
         let response = try await trusting.execute(HTTPClientRequest(method: "POST", url: url, body: Array("tls".utf8)))
         #expect(response.status == 200)
@@ -30,7 +41,10 @@ struct TLSTests {
         let certificate = try await SelfSignedCertificate.make(subjectAltName: "DNS:wrong.example")
         defer { certificate.remove() }
         let server = try await MockServer.start(certificate: certificate.certificatePath, key: certificate.keyPath)
-        let client = try makeClient { $0.caBundlePath = certificate.certificatePath }
+        let client = try makeClient {
+            Self.patient(&$0)
+            $0.caBundlePath = certificate.certificatePath
+        }
         defer { client.shutdown() }
 
         let error = await capture { () throws(HTTPClientError) in
