@@ -70,7 +70,7 @@ extension LoginService {
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["code": code])
         switch await exchangeCode(oauth2, templates: templates, provider: definition.id) {
         case .failure(let problem):
-            throw AppleError(status: problem.data["error"] == "invalid_grant" ? 400 : 502, reason: problem.message)
+            throw AppleError(status: problem.rejectsCallerToken ? 400 : 502, reason: problem.message)
         case .success(var result):
             if let fresh = result["id_token"]?.stringValue {
                 let renewed = try await apple.verify(
