@@ -291,4 +291,46 @@ struct CarrierFlowTests {
         #expect(stats.rejected["bad_signature", default: 0] + stats.rejected["secretkey", default: 0] == 1)
         try await bench.stop()
     }
+
+    @Test("hostile inputs to every vendor get 4xx JSON or the vendor's own failure, and no keyset secret is echoed or logged")
+    func hostileInputs() async throws {
+        let bench = try await CarrierBench.start()
+        let values: [JSONValue] = [
+            "", "%00", "\u{0}", "</script><script>alert(1)</script>", "é😀", .string(String(repeating: "A", count: 5000)),
+            "{", "null", 0, -1, .number(1e308), true, [], [:], ["a"], ["a": ["b": 1]], .null,
+        ]
+        var generator = SeededGenerator(seed: 0xCA_221E5)
+        let names = ["token", "process_id", "op_token", "operator", "access_token", "k", "state", "code", "phone"]
+        var answers: [(String, HTTPClientResponse)] = []
+        for vendor in CarrierVendor.all {
+            let minted = try await bench.mock.mint(vendor: vendor.mock, phone: "13800138000", behaviour: .ok, delay: 0)
+            for _ in 0..<12 {
+                var object = vendor.inputs(minted).mapValues { JSONValue.string($0) }
+                object["key"] = .string(bench.key)
+                object["secret"] = .string(bench.secret)
+                for name in names where Int.random(in: 0..<3, using: &generator) == 0 {
+                    object[name] = values.randomElement(using: &generator)
+                }
+                if Int.random(in: 0..<6, using: &generator) == 0 { object["secret"] = nil }
+                let body = JSONValue.object(object).serialized()
+                let answer = try await bench.gateway.client.execute(HTTPClientRequest(
+                    method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/\(vendor.provider)/native",
+                    headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: body))
+                answers.append(("\(vendor): \(String(decoding: body, as: UTF8.self).prefix(300))", answer))
+            }
+        }
+        let secrets = MockCarrier.credentials.values.flatMap { $0.values }.filter { $0.count >= 8 } + [bench.secret]
+        for (description, answer) in answers {
+            // 502 and 504: the vendor refused or failed. A vendor whose error codes are not
+            // documented (carrier.md §13) maps every refusal to `upstream` (502), a bad token too.
+            #expect(answer.status < 500 || [502, 504].contains(answer.status), "\(answer.status) for \(description)")
+            if answer.status >= 400 { #expect(answer.json?["error"]?.stringValue?.isEmpty == false, "\(description)") }
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(!secrets.contains { text.contains($0) }, "a secret in the answer to \(description)")
+        }
+        #expect(answers.contains { $0.1.status == 200 }, "some probes leave the minted token intact")
+        let log = bench.gateway.process.standardError
+        try await bench.stop()
+        #expect(!secrets.contains { log.contains($0) }, "a secret reached the log")
+    }
 }
