@@ -115,6 +115,8 @@ struct CLITests {
         #expect(overview.status == 0 && overview.stdout.contains("apps create"))
         let create = try await GatehouseProcess.run(["apps", "create", "--help"], directory: workspace.path)
         #expect(create.status == 0 && create.stdout.contains("--domain"))
+        let version = try await GatehouseProcess.run(["--version"], directory: workspace.path)
+        #expect(version.status == 0 && version.stdout.range(of: #"^gatehouse \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil)
     }
 
     @Test("providers list and validate read the configured directories")

@@ -13,7 +13,7 @@ struct CommandSpec: Sendable {
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
         "state-ttl", "code-ttl", "upstream-timeout",
     ]
-    static let globalFlags: Set<String> = ["json", "help"]
+    static let globalFlags: Set<String> = ["json", "help", "version"]
 
     static let all: [CommandSpec] = [
         CommandSpec(
@@ -82,7 +82,8 @@ struct CommandSpec: Sendable {
             let words = spec.words.joined(separator: " ")
             text += "  " + words + String(repeating: " ", count: max(2, 24 - words.count)) + spec.summary + "\n"
         }
-        return text + "\n" + settingsHelp + "\n\nRun 'gatehouse COMMAND --help' for a command's usage."
+        return text + "\n" + settingsHelp
+            + "\n\nRun 'gatehouse COMMAND --help' for a command's usage, 'gatehouse --version' for the release."
     }
 
     var help: String {

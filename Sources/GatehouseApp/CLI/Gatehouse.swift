@@ -9,6 +9,9 @@ internal import Glibc
 
 /// The `gatehouse` command: parses the command line, loads settings, runs one command.
 public enum Gatehouse {
+    /// The release, printed by `gatehouse --version`.
+    public static let version = "0.1.0"
+
     /// Blocks SIGTERM and SIGINT in the calling thread; call it first thing, before any thread
     /// exists, so that every thread inherits the block. `serve` reads them through dispatch
     /// signal sources (a signalfd), which only sees a signal that no thread can take: one
@@ -31,6 +34,9 @@ public enum Gatehouse {
         switch ParsedCommand.parse(Array(arguments.dropFirst())) {
         case .overview:
             Console.out(CommandSpec.overview)
+            return 0
+        case .version:
+            Console.out("gatehouse \(version)")
             return 0
         case .usageError(let message):
             Console.err("gatehouse: \(message)")

@@ -15,6 +15,7 @@ struct ParsedCommand: Sendable {
     enum Outcome: Sendable {
         case command(ParsedCommand)
         case overview
+        case version
         case usageError(String)
     }
 
@@ -54,6 +55,7 @@ struct ParsedCommand: Sendable {
                 }
             }
         }
+        if flags.contains("version"), !flags.contains("help") { return .version }
         let spec = CommandSpec.all
             .filter { words.starts(with: $0.words) }
             .max { $0.words.count < $1.words.count }
