@@ -45,7 +45,7 @@ enum ServeCommand {
             "listen.host": context.configuration.listen.host, "listen.port": "\(server.port)",
             "store.kind": context.configuration.store.kind, "public_url": context.configuration.publicURL,
             "providers.count": "\(context.providers.all.count)",
-            "admin_api": context.configuration.adminToken == nil ? "off" : "on",
+            "admin_api": context.configuration.adminToken == nil ? "off" : "on", "version": Gatehouse.version,
         ])
         // A shared store may start after the gateway: say so, and keep serving (503 until then).
         do throws(StoreError) {
