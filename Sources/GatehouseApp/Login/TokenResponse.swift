@@ -47,8 +47,6 @@ enum TokenResponse {
         return nil
     }
 
-    /// The provider's own error fields, for the `data` of an error message. Only the
-    /// standard fields are passed on, so an odd provider body cannot leak anything else.
     /// True when `errorData` says the provider refused the token the caller sent (expired,
     /// revoked or unknown) rather than failing, or refusing the gateway's own client
     /// credentials: RFC 6749 §5.2 `invalid_grant`, RFC 6750 `invalid_token`, and the Graph
@@ -58,6 +56,8 @@ enum TokenResponse {
             || (data["type"] == "OAuthException" && data["code"] == 190)
     }
 
+    /// The provider's own error fields, for the `data` of an error message. Only the
+    /// standard fields are passed on, so an odd provider body cannot leak anything else.
     static func errorData(_ fields: [String: JSONValue]?) -> JSONValue {
         guard let fields else { return .null }
         var data: [String: JSONValue] = [:]
