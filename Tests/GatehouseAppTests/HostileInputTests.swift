@@ -36,12 +36,25 @@ struct HostileInputTests {
         let port = bench.gateway.port
         var generator = SeededGenerator(seed: 0xB4D_1A9B7)
         let probes = (0..<1500).map { _ in Self.probe(key: bench.key, secret: bench.secret, using: &generator) }
-        let answers = try await withThrowingTaskGroup(of: [(Probe, RawResponse)].self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: [(Probe, Result<RawResponse, RawHTTPError>)].self) { group in
             for worker in 0..<6 {
                 let mine = stride(from: worker, to: probes.count, by: 6).map { probes[$0] }
-                group.addTask { try await offPool { try mine.map { ($0, try rawRequest(port: port, $0.text)) } } }
+                group.addTask {
+                    try await offPool { mine.map { probe in (probe, Result { () throws(RawHTTPError) in try Self.send(probe, port: port) }) } }
+                }
             }
             return try await group.reduce(into: []) { $0 += $1 }
+        }
+        var answers: [(Probe, RawResponse)] = []
+        for (probe, outcome) in outcomes {
+            switch outcome {
+            case .success(let answer): answers.append((probe, answer))
+            case .failure(let error):
+                Issue.record("\(error) for \(probe.description); gateway running: \(bench.gateway.process.isRunning)")
+            }
+        }
+        if answers.count < outcomes.count {
+            Issue.record("gateway log tail: \(bench.gateway.process.standardError.suffix(3000))")
         }
         for (probe, answer) in answers {
             let tolerated = probe.reachesUpstream && [501, 502, 504].contains(answer.status)
@@ -62,6 +75,16 @@ struct HostileInputTests {
         bench.mock.stop()
         for secret in [bench.secret, "secret-1", "cs-1", Gateway.adminToken] {
             #expect(!log.contains(secret), "a secret reached the log")
+        }
+    }
+
+    static func send(_ probe: Probe, port: UInt16) throws(RawHTTPError) -> RawResponse {
+        do {
+            return try rawRequest(port: port, probe.text)
+        } catch let error as RawHTTPError {
+            throw error
+        } catch {
+            throw RawHTTPError("\(error)")
         }
     }
 

@@ -36,8 +36,9 @@ public final class RawHTTPConnection {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
+            let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw RawHTTPError("connect to port \(port) failed")
+            throw RawHTTPError("connect to port \(port) failed: \(reason)")
         }
     }
 
