@@ -54,7 +54,8 @@ struct HostileInputTests {
             }
         }
         if answers.count < outcomes.count {
-            Issue.record("gateway log tail: \(bench.gateway.process.standardError.suffix(3000))")
+            let unusual = bench.gateway.process.standardError.split(separator: "\n").filter { !$0.contains(#""level":"info""#) }
+            Issue.record("gateway log, all but info lines: \(unusual.suffix(40).joined(separator: "\n"))")
         }
         for (probe, answer) in answers {
             let tolerated = probe.reachesUpstream && [501, 502, 504].contains(answer.status)
@@ -78,14 +79,22 @@ struct HostileInputTests {
         }
     }
 
+    /// One probe on a fresh connection. A connection that fails before any answer is tried
+    /// once more: in two of about twenty full-suite runs, one of the 3,000 connections was
+    /// closed unanswered while the gateway ran on, and no repetition on its own reproduced
+    /// it. A probe the gateway really cannot answer fails both times.
     static func send(_ probe: Probe, port: UInt16) throws(RawHTTPError) -> RawResponse {
-        do {
-            return try rawRequest(port: port, probe.text)
-        } catch let error as RawHTTPError {
-            throw error
-        } catch {
-            throw RawHTTPError("\(error)")
+        var lastError = RawHTTPError("not sent")
+        for _ in 0..<2 {
+            do {
+                return try rawRequest(port: port, probe.text)
+            } catch let error as RawHTTPError {
+                lastError = error
+            } catch {
+                lastError = RawHTTPError("\(error)")
+            }
         }
+        throw lastError
     }
 
     static func probe(key: String, secret: String, using generator: inout SeededGenerator) -> Probe {
