@@ -26,7 +26,7 @@ final class Daemon: @unchecked Sendable {
         self.logger = logger
         self.configuration = configuration
         self.handle = Mutex(nil)
-        listener = try Listener(address: configuration.address, backlog: 1024)
+        listener = try Listener(address: configuration.address, backlog: 1024, logger: logger)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),

@@ -210,6 +210,12 @@ final class Exchange: @unchecked Sendable {
         _ = requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         let result = MHD_queue_response(connection, UInt32(response.status), created)
         MHD_destroy_response(created)
+        if result != .YES {
+            // libmicrohttpd closes the connection without an answer; it should never happen.
+            daemon.logger.warning("Response refused by libmicrohttpd; connection closed unanswered", [
+                "request.id": requestID, "http.status_code": "\(response.status)",
+            ])
+        }
         return result
     }
 

@@ -24,12 +24,14 @@ final class Listener: Sendable {
     private let wake: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State.idle)
+    private let logger: Logger
 
     private enum State { case idle, accepting, stopped }
 
     /// Binds and listens; throws `startFailed` if the address is taken, not local, or not
     /// permitted.
-    init(address: ListenAddress, backlog: Int32) throws(HTTPServerError) {
+    init(address: ListenAddress, backlog: Int32, logger: Logger) throws(HTTPServerError) {
+        self.logger = logger
         let family = address.family == .ipv6 ? AF_INET6 : AF_INET
         let descriptor = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw .startFailed("cannot create a socket: \(String(cString: strerror(errno)))") }
@@ -119,8 +121,11 @@ final class Listener: Sendable {
                 return
             }
             // libmicrohttpd owns the socket from here, and closes it if it cannot serve it
-            // (at the connection limit, out of memory).
-            _ = Self.asSocketAddress(&address) { pointer, _ in MHD_add_connection(daemon.raw, client, pointer, length) }
+            // (at the connection limit, out of memory): the client sees a close, so say why.
+            let added = Self.asSocketAddress(&address) { pointer, _ in MHD_add_connection(daemon.raw, client, pointer, length) }
+            if added != .YES {
+                logger.warning("Connection closed unserved: libmicrohttpd refused it (connection limit or memory)")
+            }
         }
     }
 

@@ -25,22 +25,20 @@ public final class GatehouseProcess: Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
-        let output = self.output
-        // At end of file the handler is removed while the pipe is still open. Left in place,
-        // it would fire on every turn of the event loop, and its dispatch source could
-        // outlive the descriptor; a crash in libdispatch's event loop during this session's
-        // CI runs is suspected to have come from such a stale registration.
-        stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            output.bytes.withLock { $0.stdout += data }
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            output.bytes.withLock { $0.stderr += data }
-        }
         try launch(process)
+        // A blocking reader thread per pipe, as MockProcess does, rather than a readability
+        // handler: a handler's dispatch source is cancelled asynchronously, so the pipe could
+        // be closed and its descriptor reused by a test's socket while libdispatch still
+        // watched it, the likely cause of the rare crashes in libdispatch's event loop.
+        let output = self.output
+        for (handle, isError) in [(stdoutPipe.fileHandleForReading, false), (stderrPipe.fileHandleForReading, true)] {
+            Thread.detachNewThread {
+                while case let data = MockProcess.readChunk(handle), !data.isEmpty {
+                    output.bytes.withLock { if isError { $0.stderr += data } else { $0.stdout += data } }
+                }
+                output.endedPipes.add(1, ordering: .releasing)
+            }
+        }
     }
 
     /// A test that throws before stopping its gateway must not leave the process behind.
@@ -89,8 +87,11 @@ public final class GatehouseProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        // Let the pipe handlers deliver the last bytes.
-        try await Task.sleep(for: .milliseconds(50))
+        // The readers reach end of file once they have taken the last bytes.
+        let drained = ContinuousClock.now + .seconds(5)
+        while output.endedPipes.load(ordering: .acquiring) < 2, ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return process.terminationStatus
     }
 
@@ -104,9 +105,10 @@ public final class GatehouseProcess: Sendable {
     }
 }
 
-/// What the child wrote, shared with the pipe handlers.
+/// What the child wrote, shared with the reader threads, and how many pipes have ended.
 final class OutputBuffer: Sendable {
     let bytes = Mutex<(stdout: [UInt8], stderr: [UInt8])>(([], []))
+    let endedPipes = Atomic<Int>(0)
 }
 
 /// A working directory with a providers folder, so each test has its own data and catalogue.

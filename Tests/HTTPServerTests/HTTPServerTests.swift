@@ -303,4 +303,36 @@ struct HTTPServerTests {
             return
         }
     }
+
+    @Test("a connection past the limit is closed unserved, and the log says why")
+    func connectionLimit() async throws {
+        let entries = CapturedLog()
+        var router = Router()
+        router.add("GET", "/hello", .immediate { _ in .json(["hello": "world"]) })
+        var configuration = HTTPServer.Configuration(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 1)
+        configuration.maxConnections = 1
+        let server = try HTTPServer(configuration: configuration, router: router, logger: Logger(label: "test", handler: entries))
+        let first = try RawHTTPConnection(port: server.port)
+        first.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try first.readResponse().status == 200)
+        let second = try RawHTTPConnection(port: server.port, timeoutMilliseconds: 5_000)
+        second.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(second.isClosedByPeer())
+        // The accepting thread logs just after libmicrohttpd has closed the socket.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !entries.messages.contains(where: { $0.hasPrefix("Connection closed unserved") }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(entries.messages.contains { $0.hasPrefix("Connection closed unserved") })
+        await server.shutdown(drainTimeout: .seconds(1))
+    }
+}
+
+/// Keeps what a logger writes, for tests that check a message.
+final class CapturedLog: LogHandler {
+    private let entries = Mutex<[LogEntry]>([])
+
+    func write(_ entry: LogEntry) { entries.withLock { $0.append(entry) } }
+
+    var messages: [String] { entries.withLock { $0.map(\.message) } }
 }
