@@ -320,10 +320,10 @@ struct HTTPServerTests {
         #expect(second.isClosedByPeer())
         // The accepting thread logs just after libmicrohttpd has closed the socket.
         let deadline = ContinuousClock.now + .seconds(5)
-        while !entries.messages.contains(where: { $0.hasPrefix("Connection closed unserved") }), ContinuousClock.now < deadline {
+        while !entries.messages.contains(where: { $0.hasPrefix("Connections closed unserved") }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(entries.messages.contains { $0.hasPrefix("Connection closed unserved") })
+        #expect(entries.messages.contains { $0.hasPrefix("Connections closed unserved") })
         await server.shutdown(drainTimeout: .seconds(1))
     }
 }
