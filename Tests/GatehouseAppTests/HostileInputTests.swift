@@ -99,7 +99,7 @@ struct HostileInputTests {
 
     static func probe(key: String, secret: String, using generator: inout SeededGenerator) -> Probe {
         func value() -> String { values.randomElement(using: &generator) ?? "" }
-        /// Percent-encoded for a URL or form, or (a third of the time) left as it is, minus
+        /// Percent-encoded for a URL or form, or (a quarter of the time) left as it is, minus
         /// what would end the request line.
         func encoded(_ text: String) -> String {
             Bool.random(using: &generator) || Bool.random(using: &generator)

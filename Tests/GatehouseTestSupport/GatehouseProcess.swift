@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The real `gatehouse` binary run as a child process, as an operator would run it.
 public final class GatehouseProcess: Sendable {
@@ -10,7 +9,9 @@ public final class GatehouseProcess: Sendable {
     }
 
     private let process: Process
-    private let output = OutputBuffer()
+    // Kept whole: tests read the start-up line and search the full log.
+    private let stdout = ChildOutput(limit: nil)
+    private let stderr = ChildOutput(limit: nil)
 
     /// Starts `gatehouse ARGUMENTS` in `directory` with only `environment` (plus PATH), so a
     /// developer's own GATEHOUSE_* variables cannot change what the test sees.
@@ -26,19 +27,8 @@ public final class GatehouseProcess: Sendable {
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
         try launch(process)
-        // A blocking reader thread per pipe, as MockProcess does, rather than a readability
-        // handler: a handler's dispatch source is cancelled asynchronously, so the pipe could
-        // be closed and its descriptor reused by a test's socket while libdispatch still
-        // watched it, the likely cause of the rare crashes in libdispatch's event loop.
-        let output = self.output
-        for (handle, isError) in [(stdoutPipe.fileHandleForReading, false), (stderrPipe.fileHandleForReading, true)] {
-            Thread.detachNewThread {
-                while case let data = MockProcess.readChunk(handle), !data.isEmpty {
-                    output.bytes.withLock { if isError { $0.stderr += data } else { $0.stdout += data } }
-                }
-                output.endedPipes.add(1, ordering: .releasing)
-            }
-        }
+        stdout.collect(from: stdoutPipe.fileHandleForReading)
+        stderr.collect(from: stderrPipe.fileHandleForReading)
     }
 
     /// A test that throws before stopping its gateway must not leave the process behind.
@@ -46,8 +36,8 @@ public final class GatehouseProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    public var standardOutput: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-    public var standardError: String { output.bytes.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    public var standardOutput: String { stdout.text }
+    public var standardError: String { stderr.text }
     public var isRunning: Bool { process.isRunning }
     public var processIdentifier: Int32 { process.processIdentifier }
 
@@ -89,7 +79,7 @@ public final class GatehouseProcess: Sendable {
         }
         // The readers reach end of file once they have taken the last bytes.
         let drained = ContinuousClock.now + .seconds(5)
-        while output.endedPipes.load(ordering: .acquiring) < 2, ContinuousClock.now < drained {
+        while !(stdout.ended && stderr.ended), ContinuousClock.now < drained {
             try await Task.sleep(for: .milliseconds(5))
         }
         return process.terminationStatus
@@ -103,12 +93,6 @@ public final class GatehouseProcess: Sendable {
         let status = try await child.waitForExit()
         return (status, child.standardOutput, child.standardError)
     }
-}
-
-/// What the child wrote, shared with the reader threads, and how many pipes have ended.
-final class OutputBuffer: Sendable {
-    let bytes = Mutex<(stdout: [UInt8], stderr: [UInt8])>(([], []))
-    let endedPipes = Atomic<Int>(0)
 }
 
 /// A working directory with a providers folder, so each test has its own data and catalogue.

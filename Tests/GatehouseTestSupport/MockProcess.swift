@@ -17,7 +17,7 @@ final class MockProcess: Sendable {
     /// Our end of the child's stdin. The script exits when it closes, so a test run that dies
     /// without calling `stop` leaves no orphaned mock behind.
     private let stdinWriter: FileHandle
-    private let errors: ChildStandardError
+    private let errors: ChildOutput
     private let stopped = Mutex(false)
 
     /// Launches `python3 Tests/Fixtures/<scriptName> --port 0 <arguments> --exit-on-stdin-eof`
@@ -44,7 +44,7 @@ final class MockProcess: Sendable {
         } catch {
             throw MockProviderError("could not launch \(executable) \(script): \(error)")
         }
-        let errors = ChildStandardError()
+        let errors = ChildOutput()
         errors.collect(from: stderr.fileHandleForReading)
 
         let reader = stdout.fileHandleForReading
@@ -222,10 +222,17 @@ final class MockProcess: Sendable {
     }
 }
 
-/// The child's stderr, collected by a reader thread until EOF (the last 64 KiB are kept).
-final class ChildStandardError: Sendable {
+/// One of a child's output pipes, collected by a reader thread until EOF: a blocking read,
+/// not a readability handler, whose asynchronously cancelled dispatch source could outlive
+/// the pipe while its descriptor is reused by a test's socket. Keeps the last `limit` bytes,
+/// or everything without one.
+final class ChildOutput: Sendable {
     private let state = Mutex<(bytes: [UInt8], ended: Bool)>(([], false))
-    private static let limit = 64 * 1024
+    private let limit: Int?
+
+    init(limit: Int? = 64 * 1024) {
+        self.limit = limit
+    }
 
     func collect(from handle: FileHandle) {
         Thread.detachNewThread { [self] in
@@ -234,17 +241,20 @@ final class ChildStandardError: Sendable {
                 if data.isEmpty { break }
                 state.withLock { state in
                     state.bytes += data
-                    if state.bytes.count > Self.limit { state.bytes.removeFirst(state.bytes.count - Self.limit) }
+                    if let limit, state.bytes.count > limit { state.bytes.removeFirst(state.bytes.count - limit) }
                 }
             }
             state.withLock { $0.ended = true }
         }
     }
 
+    /// True once the reader has taken everything up to end of file.
+    var ended: Bool { state.withLock { $0.ended } }
+
     /// Gives the reader a moment to pick up what a just-exited child wrote last.
     func waitForEnd(within seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
-        while !state.withLock({ $0.ended }) && Date() < deadline { usleep(2_000) }
+        while !ended && Date() < deadline { usleep(2_000) }
     }
 
     var text: String { state.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
