@@ -23,23 +23,29 @@ public final class RawHTTPConnection {
     private var buffer: [UInt8] = []
 
     public init(port: UInt16, timeoutMilliseconds: Int = 10_000) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RawHTTPError("socket failed") }
+        // Connected before `descriptor` is set: once every stored property is, a throw runs
+        // deinit, whose close would then be a second one. Between the two, another thread
+        // may have been given the same number, and its socket or file would be closed under
+        // it (that was the suite's rare "connection refused", "closed unanswered" and lost
+        // child output).
+        let connected = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard connected >= 0 else { throw RawHTTPError("socket failed: \(String(cString: strerror(errno)))") }
         var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connected, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connected, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(connected, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            close(connected)
             throw RawHTTPError("connect to port \(port) failed: \(reason)")
         }
+        descriptor = connected
     }
 
     deinit { close(descriptor) }
