@@ -12,10 +12,12 @@ public final class GatehouseProcess: Sendable {
     // Kept whole: tests read the start-up line and search the full log.
     private let stdout = ChildOutput(limit: nil)
     private let stderr = ChildOutput(limit: nil)
+    private let exitWatch: ExitWatch
 
     /// Starts `gatehouse ARGUMENTS` in `directory` with only `environment` (plus PATH), so a
-    /// developer's own GATEHOUSE_* variables cannot change what the test sees.
-    public init(_ arguments: [String], environment: [String: String] = [:], directory: String) throws {
+    /// developer's own GATEHOUSE_* variables cannot change what the test sees. A process that
+    /// ends unless `stop`ped is reported on stderr, except a command meant to end by itself.
+    public init(_ arguments: [String], environment: [String: String] = [:], directory: String, endsByItself: Bool = false) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
         process.arguments = arguments
@@ -26,6 +28,7 @@ public final class GatehouseProcess: Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
+        exitWatch = ExitWatch(process, name: "gatehouse \(arguments.first ?? "")", output: stderr, expected: endsByItself)
         try launch(process)
         stdout.collect(from: stdoutPipe.fileHandleForReading)
         stderr.collect(from: stderrPipe.fileHandleForReading)
@@ -33,6 +36,7 @@ public final class GatehouseProcess: Sendable {
 
     /// A test that throws before stopping its gateway must not leave the process behind.
     deinit {
+        exitWatch.expectExit()
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
@@ -64,6 +68,7 @@ public final class GatehouseProcess: Sendable {
     /// Sends `signal` and waits for the exit status.
     @discardableResult
     public func stop(signal: Int32? = nil, timeout: Duration = .seconds(30)) async throws -> Int32 {
+        exitWatch.expectExit()
         if process.isRunning { kill(process.processIdentifier, signal ?? SIGTERM) }
         return try await waitForExit(timeout: timeout)
     }
@@ -89,7 +94,7 @@ public final class GatehouseProcess: Sendable {
     public static func run(_ arguments: [String], environment: [String: String] = [:], directory: String) async throws
         -> (status: Int32, stdout: String, stderr: String)
     {
-        let child = try GatehouseProcess(arguments, environment: environment, directory: directory)
+        let child = try GatehouseProcess(arguments, environment: environment, directory: directory, endsByItself: true)
         let status = try await child.waitForExit()
         return (status, child.standardOutput, child.standardError)
     }

@@ -18,6 +18,7 @@ final class MockProcess: Sendable {
     /// without calling `stop` leaves no orphaned mock behind.
     private let stdinWriter: FileHandle
     private let errors: ChildOutput
+    private let exitWatch: ExitWatch
     private let stopped = Mutex(false)
 
     /// Launches `python3 Tests/Fixtures/<scriptName> --port 0 <arguments> --exit-on-stdin-eof`
@@ -39,17 +40,19 @@ final class MockProcess: Sendable {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
+        let errors = ChildOutput()
+        let exitWatch = ExitWatch(process, name: name, output: errors)
         do {
             try launch(process)
         } catch {
             throw MockProviderError("could not launch \(executable) \(script): \(error)")
         }
-        let errors = ChildOutput()
         errors.collect(from: stderr.fileHandleForReading)
 
         let reader = stdout.fileHandleForReading
         let line = Self.readLine(from: reader.fileDescriptor, timeout: Self.startupTimeout)
         guard let port = Self.port(in: line.text) else {
+            exitWatch.expectExit()
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             let status = Self.reap(process, within: 2)
             errors.waitForEnd(within: 1)
@@ -70,6 +73,7 @@ final class MockProcess: Sendable {
         self.process = process
         self.stdinWriter = stdin.fileHandleForWriting
         self.errors = errors
+        self.exitWatch = exitWatch
     }
 
     deinit {
@@ -84,6 +88,7 @@ final class MockProcess: Sendable {
             return !done
         }
         guard first else { return }
+        exitWatch.expectExit()
         try? stdinWriter.close()
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
