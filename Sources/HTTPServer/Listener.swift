@@ -42,19 +42,25 @@ final class Listener: Sendable {
         if address.family == .ipv6 {
             setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
         }
-        let bound: Bool
+        let failure: String?
         do throws(HTTPServerError) {
-            bound = try Self.withSocketAddress(address) { pointer, length in
-                Glibc.bind(descriptor, pointer, length) == 0 && Glibc.listen(descriptor, backlog) == 0
+            failure = try Self.withSocketAddress(address) { pointer, length in
+                if Glibc.bind(descriptor, pointer, length) != 0 { return "bind: " + String(cString: strerror(errno)) }
+                if Glibc.listen(descriptor, backlog) != 0 { return "listen: " + String(cString: strerror(errno)) }
+                return nil
             }
         } catch {
             close(descriptor)
             throw error
         }
-        var pipeEnds: [Int32] = [-1, -1]
-        guard bound, gh_pipe_cloexec(&pipeEnds) == 0 else {
+        if let failure {
             close(descriptor)
-            throw .startFailed("cannot listen on \(address): address in use, not local, or not permitted")
+            throw .startFailed("cannot listen on \(address) (\(failure))")
+        }
+        var pipeEnds: [Int32] = [-1, -1]
+        guard gh_pipe_cloexec(&pipeEnds) == 0 else {
+            close(descriptor)
+            throw .startFailed("cannot create the listener's wake-up pipe: \(String(cString: strerror(errno)))")
         }
         socket = descriptor
         wake = (pipeEnds[0], pipeEnds[1])

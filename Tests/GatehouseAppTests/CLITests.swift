@@ -105,6 +105,7 @@ struct CLITests {
             directory: gateway.workspace.path)
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.contains("Address already in use"), "the line names the reason: \(result.stderr)")
         _ = try await gateway.stop()
     }
 

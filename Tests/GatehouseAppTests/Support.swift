@@ -34,19 +34,28 @@ struct Gateway {
         extra: [String] = [], publicURL: String? = nil
     ) async throws -> Gateway {
         let workspace = try workspace ?? Workspace()
-        // The public URL must name the real port, since providers send the browser back to it
-        // (or the proxy's, when the gateway sits behind one).
-        let chosen = freePort()
-        var arguments = [
-            "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", publicURL ?? "http://127.0.0.1:\(chosen)", "--store", store,
-            "--providers", workspace.providers, "--log-format", "json",
-        ]
-        if let adminToken { arguments += ["--admin-token", adminToken] }
-        // Redis has no data directory for a master.key file: the key must be given.
-        if store.hasPrefix("redis://"), !extra.contains("--master-key") { arguments += ["--master-key", masterKey] }
-        let process = try GatehouseProcess(arguments + extra, directory: workspace.path)
-        let port = try await process.port()
-        return Gateway(process: process, port: port, client: try HTTPClient(), workspace: workspace)
+        var attempt = 1
+        while true {
+            // The public URL must name the real port, since providers send the browser back to
+            // it (or the proxy's, when the gateway sits behind one). So the port is chosen here,
+            // and something running alongside may take it before the gateway binds it.
+            let chosen = freePort()
+            var arguments = [
+                "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", publicURL ?? "http://127.0.0.1:\(chosen)", "--store",
+                store, "--providers", workspace.providers, "--log-format", "json",
+            ]
+            if let adminToken { arguments += ["--admin-token", adminToken] }
+            // Redis has no data directory for a master.key file: the key must be given.
+            if store.hasPrefix("redis://"), !extra.contains("--master-key") { arguments += ["--master-key", masterKey] }
+            let process = try GatehouseProcess(arguments + extra, directory: workspace.path)
+            do {
+                let port = try await process.port()
+                return Gateway(process: process, port: port, client: try HTTPClient(), workspace: workspace)
+            } catch where attempt < 3 && process.standardError.contains("Address already in use") {
+                _ = try? await process.waitForExit(timeout: .seconds(5))
+                attempt += 1
+            }
+        }
     }
 
     func send(_ method: String, _ path: String, body: String? = nil, token: String? = Gateway.adminToken) async throws -> HTTPClientResponse {
