@@ -1,8 +1,12 @@
+import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Fresh directories under /tmp for tests that need files.
+/// Fresh directories under /tmp for tests that need files. They are removed when the test
+/// process exits (a run makes hundreds, with databases and logs in them), unless
+/// GATEHOUSE_KEEP_TEST_FILES=1 keeps them for a look after a failure.
 public enum TemporaryDirectory {
     public static func make() -> String {
         var template = Array("/tmp/gatehouse-test-XXXXXX".utf8CString)
@@ -10,7 +14,24 @@ public enum TemporaryDirectory {
             guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
             return String(cString: made)
         }
-        return path ?? "/tmp"
+        guard let path else { return "/tmp" }
+        made.withLock { state in
+            if !state.cleanupInstalled {
+                state.cleanupInstalled = true
+                atexit { TemporaryDirectory.removeAll() }
+            }
+            state.paths.append(path)
+        }
+        return path
+    }
+
+    private static let made = Mutex<(paths: [String], cleanupInstalled: Bool)>(([], false))
+
+    private static func removeAll() {
+        guard ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_TEST_FILES"] != "1" else { return }
+        for path in made.withLock({ $0.paths }) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 }
 
