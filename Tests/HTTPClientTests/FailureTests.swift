@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import HTTPClient
 import Testing
 
@@ -6,15 +7,16 @@ import Testing
 struct FailureTests {
     @Test("Connecting to a closed port fails with connectFailed")
     func connectFailure() async throws {
-        let port = try closedLocalPort()
+        let refusing = RefusingPort()
         let client = try makeClient()
         defer { client.shutdown() }
 
         let error = await capture { () throws(HTTPClientError) in
-            try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/"))
+            try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(refusing.port)/"))
         }
         #expect(error == .connectFailed)
         #expect(error?.shortDescription == "connectFailed")
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("A server that never answers hits the configured total timeout")

@@ -92,32 +92,6 @@ final class MockServer {
     }
 }
 
-/// A TCP port on 127.0.0.1 with nothing listening: bind an ephemeral port,
-/// then close it. Connecting gets ECONNREFUSED.
-func closedLocalPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw MockServer.StartupError(description: "socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard bound == 0 else { throw MockServer.StartupError(description: "bind failed") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            getsockname(fd, $0, &length)
-        }
-    }
-    guard named == 0 else { throw MockServer.StartupError(description: "getsockname failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// A self-signed certificate for 127.0.0.1 made with the openssl CLI in a
 /// fresh temporary directory.
 struct SelfSignedCertificate {
