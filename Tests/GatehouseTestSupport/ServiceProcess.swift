@@ -18,8 +18,13 @@ public final class ServiceProcess: Sendable {
     private let lifeline: FileHandle
     private let closed = Mutex(false)
 
-    /// Starts `executable arguments` and waits until `port` accepts connections.
-    public init(name: String, executable: String, arguments: [String], port: UInt16, logPath: String, timeout: Double = 10) throws {
+    /// Starts `executable arguments` and waits until `port` accepts connections and, if given,
+    /// `readyLine` is in the log: a port chosen before the daemon binds it can be taken in
+    /// between, and then only the daemon's own word tells its listener from someone else's.
+    public init(
+        name: String, executable: String, arguments: [String], port: UInt16, logPath: String, readyLine: String? = nil,
+        timeout: Double = 10
+    ) throws {
         guard let found = Self.locate(executable) else {
             throw RawHTTPError("\(name): \(executable) is not installed (scripts/install-deps --test installs it)")
         }
@@ -43,7 +48,11 @@ public final class ServiceProcess: Sendable {
         self.logPath = logPath
         let deadline = Date().addingTimeInterval(timeout)
         var pid: Int32?
-        while pid == nil || !Self.accepts(port: port) {
+        func saysReady() -> Bool {
+            guard let readyLine else { return true }
+            return (try? String(contentsOfFile: logPath, encoding: .utf8))?.contains(readyLine) ?? false
+        }
+        while pid == nil || !saysReady() || !Self.accepts(port: port) {
             if pid == nil { pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0) } }
             guard process.isRunning, Date() < deadline else {
                 try? stdin.fileHandleForWriting.close()
@@ -108,7 +117,20 @@ public final class RedisServer: Sendable {
     /// restart (for the outage test); otherwise nothing touches the disk.
     /// `extraArguments` go to redis-server as they are (`--requirepass x`, say).
     public static func launch(port: UInt16? = nil, durable: Bool = false, extraArguments: [String] = []) async throws -> RedisServer {
-        try await offPool { try RedisServer(port: port ?? freePort(), durable: durable, extraArguments: extraArguments) }
+        try await offPool { try start(port: port, durable: durable, extraArguments: extraArguments) }
+    }
+
+    /// On a free port unless `port` is given. A free port can be taken by something running
+    /// alongside before Redis binds it; then another is tried.
+    private static func start(port: UInt16?, durable: Bool, extraArguments: [String]) throws -> RedisServer {
+        var attempt = 1
+        while true {
+            do {
+                return try RedisServer(port: port ?? freePort(), durable: durable, extraArguments: extraArguments)
+            } catch where port == nil && attempt < 3 {
+                attempt += 1
+            }
+        }
     }
 
     private init(port: UInt16, durable: Bool, extraArguments: [String]) throws {
@@ -133,7 +155,8 @@ public final class RedisServer: Sendable {
         arguments += durable ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]
         arguments += extraArguments
         let process = try ServiceProcess(
-            name: "redis-server", executable: "redis-server", arguments: arguments, port: port, logPath: directory + "/redis.log")
+            name: "redis-server", executable: "redis-server", arguments: arguments, port: port, logPath: directory + "/redis.log",
+            readyLine: "Ready to accept connections")
         current.withLock { $0 = process }
     }
 
@@ -162,7 +185,7 @@ public final class RedisServer: Sendable {
         return try await offPool {
             try shared.withLock { server in
                 if let server { return server.url() }
-                let started = try RedisServer(port: freePort(), durable: false, extraArguments: [])
+                let started = try start(port: nil, durable: false, extraArguments: [])
                 server = started
                 return started.url()
             }

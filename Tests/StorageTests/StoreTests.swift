@@ -209,7 +209,10 @@ struct StoreTests {
 
     @Test("redis: an unreachable server fails fast as unavailable, and the store recovers when it appears")
     func redisUnreachable() async throws {
-        let port = freePort()
+        // Held bound but not listening until Redis starts on it: connections are refused, and
+        // nothing running alongside can take the port meanwhile.
+        var holder: RefusingPort? = RefusingPort()
+        let port = try #require(holder?.port)
         let store = RedisStore(endpoint: try await redisEndpoint(url: "redis://127.0.0.1:\(port)/0"))
         let clock = ContinuousClock()
         for _ in 0..<5 {
@@ -219,6 +222,7 @@ struct StoreTests {
             // runs in parallel on two cores (the gateway-level checks are in RedisOutageTests).
             #expect(clock.now - started < .seconds(10))
         }
+        holder = nil
         let server = try await RedisServer.launch(port: port)
         // The backoff is at most 1 s; the rest is room for a suite loading both cores.
         let deadline = clock.now + .seconds(15)
