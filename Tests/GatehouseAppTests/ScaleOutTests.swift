@@ -146,9 +146,13 @@ extension ScaleOutSuites {
     struct ScaleOutTests {
         @Test("two instances behind nginx: 1,000 logins without a failure; 100 racing redemptions of one code, one success")
         func topology() async throws {
-            let proxyPort = freePort()
+            // The public URL names the proxy's port before nginx binds it: held bound (refusing)
+            // until then, so nothing running alongside takes it.
+            var holder: RefusingPort? = RefusingPort()
+            let proxyPort = try #require(holder?.port)
             let cluster = try await Cluster.start(instances: 2, publicURL: "http://127.0.0.1:\(proxyPort)")
             let upstreams = cluster.gateways.map(\.port)
+            holder = nil
             let proxy = try await offPool { try Proxy(upstreams: upstreams, port: proxyPort) }
 
             let logins = 1000
