@@ -37,24 +37,36 @@ public enum Template {
 
     /// Renders `template`. Unknown names render as empty strings.
     public static func render(_ template: String, _ context: TemplateContext) -> String {
+        render(template, context, encodingFlowValues: false)
+    }
+
+    /// Renders an endpoint's URL. Flow values (`{{code}}`, `{{token}}`, a profile step's export)
+    /// come from callers, callbacks and provider answers, so they are percent-encoded: a code
+    /// of `x&client_id=…` or a token of `../admin` must stay one value, not add a parameter or
+    /// a path. Keyset values are the operator's (`https://{domain}/`) and go in as they are.
+    public static func renderURL(_ template: String, _ context: TemplateContext) -> String {
+        render(template, context, encodingFlowValues: true)
+    }
+
+    private static func render(_ template: String, _ context: TemplateContext, encodingFlowValues: Bool) -> String {
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 64)
         var position = 0
         while let start = find(base64Marker, in: bytes, from: position) {
-            substitute(bytes[position..<start], context, into: &output)
+            substitute(bytes[position..<start], context, encodingFlowValues, into: &output)
             let inner = start + base64Marker.count
             guard let end = find(base64Marker, in: bytes, from: inner) else {
                 position = inner
                 break
             }
             var encoded: [UInt8] = []
-            substitute(bytes[inner..<end], context, into: &encoded)
+            substitute(bytes[inner..<end], context, encodingFlowValues, into: &encoded)
             output.append(contentsOf: Base64.encode(encoded).utf8)
             position = end + base64Marker.count
         }
-        substitute(bytes[position...], context, into: &output)
+        substitute(bytes[position...], context, encodingFlowValues, into: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -70,9 +82,13 @@ public enum Template {
         return (keyset, flow)
     }
 
-    private static func substitute(_ text: ArraySlice<UInt8>, _ context: TemplateContext, into output: inout [UInt8]) {
+    private static func substitute(
+        _ text: ArraySlice<UInt8>, _ context: TemplateContext, _ encodingFlowValues: Bool, into output: inout [UInt8]
+    ) {
         scan(text, into: &output) { name, isFlow in
-            isFlow ? (context.flow[name] ?? "") : context.keysetValue(name)
+            guard isFlow else { return context.keysetValue(name) }
+            let value = context.flow[name] ?? ""
+            return encodingFlowValues ? PercentEncoding.encode(value) : value
         }
     }
 

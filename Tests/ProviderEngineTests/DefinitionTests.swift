@@ -118,6 +118,16 @@ struct TemplateTests {
         #expect(Template.references(in: "{a}{{b}}x{{ c }}") == (keyset: ["a"], flow: ["b", "c"]))
     }
 
+    @Test("in a URL, flow values are one percent-encoded value each; the operator's keyset values go in as they are")
+    func renderURL() {
+        let context = TemplateContext(
+            keyset: ["domain": "tenant.example.com/v2"], parameters: ["domain": Parameter()],
+            flow: ["code": "x&client_id=evil#f", "token": "../admin", "user_id": "42"])
+        #expect(Template.renderURL("https://{domain}/users/{{user_id}}/t/{{token}}?code={{code}}", context)
+            == "https://tenant.example.com/v2/users/42/t/..%2Fadmin?code=x%26client_id%3Devil%23f")
+        #expect(Template.render("{{code}}", context) == "x&client_id=evil#f", "elsewhere the value is encoded once, where it is placed")
+    }
+
     @Test("OAuth.io defaults: queries, PKCE, nonce, scope and the callback state")
     func defaults() throws {
         let plain = try read(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":"https://api.x"}}"#).get()

@@ -17,7 +17,7 @@ enum EndpointRequest {
             pairs.append((name, value))
         }
         let encoded = pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-        var url = Template.render(endpoint.url, context)
+        var url = Template.renderURL(endpoint.url, context)
         var headers: [HTTPHeader] = []
         for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
             let value = Template.render(template, context)

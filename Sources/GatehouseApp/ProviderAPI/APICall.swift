@@ -32,7 +32,7 @@ struct APICaller: Sendable {
 
     /// The provider's API base, rendered (`https://graph.facebook.com/v19.0`).
     var base: String? {
-        requestEndpoint.map { Template.render($0.url, templates) }
+        requestEndpoint.map { Template.renderURL($0.url, templates) }
     }
 
     /// Builds the upstream request: the caller's headers minus the forbidden ones, then the

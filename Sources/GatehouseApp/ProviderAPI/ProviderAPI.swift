@@ -41,7 +41,7 @@ struct ProviderAPI: Sendable {
         for (index, step) in mapping.steps.enumerated() {
             var flow = caller.templates
             for (name, value) in exports { if let text = ProfileEvaluator.flowValue(value) { flow.flow[name] = text } }
-            var url = Template.render(step.url, flow)
+            var url = Template.renderURL(step.url, flow)
             let query = step.query.sorted { $0.key < $1.key }.compactMap { name, template -> String? in
                 let value = Template.render(template, flow)
                 return value.isEmpty ? nil : PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)
