@@ -35,7 +35,7 @@ public struct DefinitionReader {
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
     ]
-    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors"]
+    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer"]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -149,6 +149,11 @@ public struct DefinitionReader {
         let request = object["request"].flatMap { endpoint($0, at: "/oauth1/request", base: base) }
         let parameters = parameters(object["parameters"], at: "/oauth1/parameters")
         let ignoreVerifier = optionalBool(object["ignore_verifier"], at: "/oauth1/ignore_verifier") ?? false
+        // An OAuth 1.0a signature covers form parameters only (RFC 5849 §3.4.1.3).
+        for (endpoint, name) in [(requestToken, "request_token"), (authorize, "authorize"), (accessToken, "access_token"), (request, "request")]
+        where endpoint?.body == .json {
+            defect("/oauth1/\(name)/body", "must be form: an OAuth 1.0a signature covers form bodies only")
+        }
         guard let requestToken, let authorize, let accessToken else { return nil }
         return OAuth1Definition(
             requestToken: requestToken, authorize: authorize, accessToken: accessToken, request: request,
@@ -210,8 +215,18 @@ public struct DefinitionReader {
         let format = optionalString(object["format"], at: path + "/format")
         let extra = object["extra"].flatMap { stringList($0, at: path + "/extra") } ?? []
         let cors = optionalBool(object["cors"], at: path + "/cors") ?? false
+        var body = Endpoint.BodyEncoding.form
+        if let text = optionalString(object["body"], at: path + "/body") {
+            if let encoding = Endpoint.BodyEncoding(rawValue: text) { body = encoding } else { defect(path + "/body", "must be form or json") }
+        }
+        var answer: ProfilePath?
+        if let text = optionalString(object["answer"], at: path + "/answer") {
+            answer = ProfilePath(text)
+            if answer == nil { defect(path + "/answer", "'\(text)' is not a valid path (a.b, a[0])") }
+        }
         guard let url else { return nil }
-        return Endpoint(url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors)
+        return Endpoint(
+            url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors, body: body, answer: answer)
     }
 
     private mutating func parameters(_ value: JSONValue?, at path: String) -> [String: Parameter] {

@@ -43,10 +43,14 @@ public struct ProfileStep: Sendable, Hashable {
     /// answers 401 rather than 502: Facebook's error code 190 on a 400, Slack's `ok: false`
     /// on a 200.
     public var tokenInvalid: ProfileExpression?
+    /// `json`: a POST step sends `query` as a JSON object of strings in its body (a GraphQL
+    /// `{"query": "{ me { id } }"}`, say) instead of in the URL.
+    public var body: Endpoint.BodyEncoding
 
     public init(
         url: String, method: String = "GET", query: [String: String] = [:], headers: [String: String] = [:],
-        export: [String: ProfileExpression] = [:], optional: Bool = false, tokenInvalid: ProfileExpression? = nil
+        export: [String: ProfileExpression] = [:], optional: Bool = false, tokenInvalid: ProfileExpression? = nil,
+        body: Endpoint.BodyEncoding = .form
     ) {
         self.url = url
         self.method = method
@@ -55,6 +59,7 @@ public struct ProfileStep: Sendable, Hashable {
         self.export = export
         self.optional = optional
         self.tokenInvalid = tokenInvalid
+        self.body = body
     }
 }
 

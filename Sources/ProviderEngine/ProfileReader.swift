@@ -8,7 +8,7 @@ struct ProfileReader {
     let base: String?
 
     private static let blockKeys: Set<String> = ["url", "fetch", "document", "fields", "email_verified"]
-    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid"]
+    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid", "body"]
     /// Each operator with the modifier keys it accepts.
     private static let operators: [String: Set<String>] = [
         "path": [], "value": [], "first": [], "join": ["separator"], "template": [], "map": ["from", "default"],
@@ -102,6 +102,14 @@ struct ProfileReader {
         }
         if let tokenInvalid = object["token_invalid"] {
             step.tokenInvalid = expression(tokenInvalid, at: path + "/token_invalid")
+        }
+        if let body = object["body"] {
+            if let text = body.stringValue, let encoding = Endpoint.BodyEncoding(rawValue: text) {
+                step.body = encoding
+                if encoding == .json && step.method != "POST" { defect(path + "/body", "json needs method POST") }
+            } else {
+                defect(path + "/body", "must be form or json")
+            }
         }
         return step
     }

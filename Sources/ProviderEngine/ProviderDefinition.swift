@@ -127,10 +127,19 @@ public struct Endpoint: Sendable, Hashable {
     public var extra: [String]
     /// The provider allows browsers to call this API directly (`request` only).
     public var cors: Bool
+    /// How a POST/PUT/PATCH sends `query`: a form (OAuth's default) or a JSON object of strings.
+    public var body: BodyEncoding
+    /// Where in a JSON answer the token fields are, for providers that wrap them
+    /// (`data` for `{"data": {"access_token": ...}}`); nil for the answer itself.
+    public var answer: ProfilePath?
+
+    public enum BodyEncoding: String, Sendable, Hashable {
+        case form, json
+    }
 
     public init(
         url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
-        format: String? = nil, extra: [String] = [], cors: Bool = false
+        format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil
     ) {
         self.url = url
         self.method = method
@@ -139,6 +148,8 @@ public struct Endpoint: Sendable, Hashable {
         self.format = format
         self.extra = extra
         self.cors = cors
+        self.body = body
+        self.answer = answer
     }
 }
 

@@ -231,6 +231,7 @@ class ProviderHandler(MockHandler):
         "/oauth2/revoke": ("handle_revoke", ("POST",)),
         "/oauth2/user": ("handle_user", ("GET",)),
         "/oauth2/userinfo": ("handle_userinfo", ("GET", "POST")),
+        "/oauth2/graphql": ("handle_graphql", ("POST",)),
         "/oauth2/jwks": ("handle_jwks", ("GET",)),
         "/oauth1/request_token": ("handle_o1_request_token", ("POST",)),
         "/oauth1/authorize": ("handle_o1_authorize", ("GET",)),
@@ -325,12 +326,15 @@ class ProviderHandler(MockHandler):
     # -- OAuth 2 token endpoint --
 
     def token_response(self, fields, lifetime, token_format):
-        """Success body in the configured format: JSON, or form like GitHub's default."""
+        """Success body in the configured format: JSON, form like GitHub's default, or JSON
+        wrapped in "data" like Douyin's ("wrapped")."""
         if token_format == "form":
             return self.send(200, form_bytes(fields), "application/x-www-form-urlencoded; charset=utf-8", NO_STORE)
         document = {}
         for name, value in fields:
             document[name] = lifetime if name == "expires_in" else value
+        if token_format == "wrapped":
+            return self.send_json(200, {"data": document, "message": "success"}, NO_STORE)
         return self.send_json(200, document, NO_STORE)
 
     def oauth2_error(self, status, error, description, basic=False):
@@ -342,6 +346,8 @@ class ProviderHandler(MockHandler):
         if token_format == "form":
             body = form_bytes([("error", error), ("error_description", description)])
             return self.send(status, body, "application/x-www-form-urlencoded; charset=utf-8", headers)
+        if token_format == "wrapped":
+            return self.send_json(status, {"data": {"error": error, "error_description": description}, "message": "error"}, headers)
         return self.send_json(status, {"error": error, "error_description": description}, headers)
 
     def authenticate_client(self, params):
@@ -380,7 +386,21 @@ class ProviderHandler(MockHandler):
 
     def read_client_form(self):
         """(params, duplicate names) of a form-encoded /token or /revoke request, or None after
-        the 400 has been sent."""
+        the 400 has been sent. In the "wrapped" token format the body must be a JSON object of
+        strings instead, as providers of that kind (Square, Douyin) take."""
+        with self.state.lock:
+            wants_json = self.state.config["token_format"] == "wrapped"
+        if wants_json:
+            content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if content_type != "application/json":
+                return self.oauth2_error(400, "invalid_request", "Content-Type must be application/json")
+            try:
+                document = json.loads(self.body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                return self.oauth2_error(400, "invalid_request", "The body is not JSON")
+            if not isinstance(document, dict) or not all(isinstance(value, str) for value in document.values()):
+                return self.oauth2_error(400, "invalid_request", "The body must be an object of strings")
+            return document, set()
         try:
             pairs = self.form_params()
         except BadRequest as error:
@@ -598,6 +618,22 @@ class ProviderHandler(MockHandler):
             "email_verified": True,
             "picture": self.state.base_url + "/a.png",
         }, [("Cache-Control", "no-store")])
+
+    def handle_graphql(self):
+        """A GraphQL-shaped profile API: POST {"query": "..."} as JSON, answer {"data": {"me": ...}}."""
+        self.state.count("user")
+        if self.bearer_record() is None:
+            return
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        try:
+            document = json.loads(self.body.decode("utf-8")) if content_type == "application/json" else None
+        except (UnicodeDecodeError, ValueError):
+            document = None
+        if not isinstance(document, dict) or "me" not in str(document.get("query", "")):
+            return self.send_json(400, {"errors": [{"message": "POST a JSON body with a query for me"}]})
+        return self.send_json(200, {"data": {"me": {
+            "id": OAUTH2_SUBJECT, "name": OAUTH2_PROFILE["name"], "email": OAUTH2_PROFILE["email"],
+        }}}, [("Cache-Control", "no-store")])
 
     # -- OpenID discovery --
 
@@ -826,8 +862,8 @@ class ProviderHandler(MockHandler):
         params, _ = self.single_values(pairs)
         updates = {}
         if "token_format" in params:
-            if params["token_format"] not in ("json", "form"):
-                return self.send_json(400, {"error": "token_format must be json or form"})
+            if params["token_format"] not in ("json", "form", "wrapped"):
+                return self.send_json(400, {"error": "token_format must be json, form or wrapped"})
             updates["token_format"] = params["token_format"]
         if "access_token_lifetime" in params:
             if not params["access_token_lifetime"].lstrip("-").isdigit():

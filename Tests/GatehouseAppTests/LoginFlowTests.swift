@@ -179,6 +179,32 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
+    @Test("a token endpoint that takes JSON and wraps its answer in data; a GraphQL profile step")
+    func wrappedJSONTokens() async throws {
+        let bench = try await LoginBench.start()
+        try await bench.mock.setTokenFormat("wrapped")
+        let message = try LoginBench.message(try await bench.login("mockjson", opts: #"{"state":"j"}"#))
+        let code = try #require(message["data"]?["code"]?.stringValue, "\(message)")
+        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let access = try #require(tokens.json?["access_token"]?.stringValue, "\(String(decoding: tokens.body, as: UTF8.self))")
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
+        #expect(tokens.json?["expires_in"] != nil)
+
+        let me = try await bench.get(bench.base + "/auth/mockjson/me", headers: [
+            HTTPHeader(name: "oauthio", value: "k=\(bench.key)&access_token=\(access)"), HTTPHeader(name: "Origin", value: LoginBench.origin),
+        ])
+        #expect(me.status == 200, "\(String(decoding: me.body, as: UTF8.self))")
+        #expect(me.json?["data"]?["email"] != nil && me.json?["data"]?["raw"]?["data"]?["me"] != nil)
+
+        let refreshed = try await bench.post("/auth/refresh_token/mockjson", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])
+        #expect(refreshed.status == 200 && refreshed.json?["access_token"] != nil, "\(String(decoding: refreshed.body, as: UTF8.self))")
+        // The provider's error is wrapped too, and still read: the caller's bad token is a 400.
+        let stale = try await bench.post("/auth/refresh_token/mockjson", form: ["token": "never-issued", "key": bench.key, "secret": bench.secret])
+        #expect(stale.status == 400)
+        #expect(stale.json?["data"]?["error"] == "invalid_grant")
+        try await bench.stop()
+    }
+
     @Test("OAuth 1.0a: signed request token, authorize, signed access token", arguments: TestStore.allCases)
     func oauth1(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())

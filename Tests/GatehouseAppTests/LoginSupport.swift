@@ -44,6 +44,15 @@ struct LoginBench {
                             "redirect_uri": "{{callback}}", "state": "{{state}}", "response_mode": "form_post"}},
                             "access_token": "/oauth2/token"}}
                 """,
+            "mockjson": """
+                {"name": "Mock JSON token endpoint", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize",
+                            "access_token": {"url": "/oauth2/token", "body": "json", "answer": "data", "format": "json"},
+                            "refresh": {"url": "/oauth2/token", "body": "json", "answer": "data"},
+                            "request": "\(mock)/oauth2"},
+                 "profile": {"fetch": [{"url": "/graphql", "method": "POST", "body": "json", "query": {"query": "{ me { id name email } }"}}],
+                             "fields": {"id": "data.me.id", "name": "data.me.name", "email": "data.me.email"}}}
+                """,
             "mock1": """
                 {"name": "Mock OAuth 1", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
@@ -60,7 +69,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss"] {
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -39,10 +39,11 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         _ = try await child.control("POST /_reset", form: "")
     }
 
-    /// `GET /_config?token_format=...`: switches token responses between "json" and "form".
+    /// `GET /_config?token_format=...`: token responses as "json", "form", or "wrapped" (the
+    /// token endpoint then takes only JSON bodies and answers `{"data": {...}}`).
     public func setTokenFormat(_ format: String) async throws {
-        guard format == "json" || format == "form" else {
-            throw MockProviderError("token format must be \"json\" or \"form\", not \"\(format)\"")
+        guard ["json", "form", "wrapped"].contains(format) else {
+            throw MockProviderError("token format must be \"json\", \"form\" or \"wrapped\", not \"\(format)\"")
         }
         _ = try await child.control("GET /_config?token_format=\(format)")
     }

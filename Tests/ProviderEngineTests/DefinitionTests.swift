@@ -39,6 +39,21 @@ struct DefinitionTests {
         #expect(found.contains("/openid/jwks_uri: required"))
     }
 
+    @Test("body and answer: JSON token requests and wrapped answers, refused where they cannot work")
+    func bodyAndAnswer() throws {
+        let definition = try read(#"{"name":"J","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","body":"json","answer":"data.token"}},"profile":{"fetch":[{"url":"https://x/graphql","method":"POST","body":"json","query":{"query":"{ me { id } }"}}],"fields":{"id":"data.me.id"}}}"#).get()
+        let accessToken = try #require(definition.normalisedOAuth2?.accessToken)
+        #expect(accessToken.body == .json)
+        #expect(accessToken.answer?.resolve(in: ["data": ["token": ["access_token": "t"]]]) == ["access_token": "t"])
+        #expect(definition.profileMapping?.steps.first?.body == .json)
+        let found = defects(#"{"name":"D","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","body":"xml","answer":"a..b"}},"profile":{"fetch":[{"url":"https://x/me","body":"json"}],"fields":{"id":"id"}}}"#)
+        #expect(found.contains("/oauth2/access_token/body: must be form or json"))
+        #expect(found.contains("/oauth2/access_token/answer: 'a..b' is not a valid path (a.b, a[0])"))
+        #expect(found.contains("/profile/fetch/0/body: json needs method POST"), "\(found)")
+        let oauth1 = defects(#"{"name":"O","oauth1":{"request_token":"https://x/r","authorize":"https://x/a","access_token":{"url":"https://x/t","body":"json"}}}"#)
+        #expect(oauth1 == ["/oauth1/access_token/body: must be form: an OAuth 1.0a signature covers form bodies only"])
+    }
+
     @Test("a template naming an undeclared parameter is a defect")
     func undeclaredParameter() {
         let found = defects(#"{"name":"D","oauth2":{"authorize":{"url":"https://x/a","query":{"tenant":"{tenant}"}},"access_token":"https://x/t"}}"#)

@@ -3,7 +3,8 @@ internal import HTTPClient
 internal import ProviderEngine
 
 /// Builds the outbound request for a provider endpoint: templates rendered, empty values
-/// dropped (as OAuth.io does), the query in the URL for GET and a form body otherwise.
+/// dropped (as OAuth.io does), the query in the URL for GET and DELETE, and otherwise a form
+/// body, or a JSON object of strings where the definition says `"body": "json"`.
 enum EndpointRequest {
     static func make(
         _ endpoint: Endpoint, context: TemplateContext, extraHeaders: [HTTPHeader] = [], extraQuery: [String: String] = [:]
@@ -27,6 +28,12 @@ enum EndpointRequest {
         var body: [UInt8]?
         if endpoint.method == "GET" || endpoint.method == "DELETE" {
             if !encoded.isEmpty { url += (url.containsBytes("?") ? "&" : "?") + encoded }
+        } else if endpoint.body == .json {
+            // The first of a repeated name wins, as `extraQuery` never overrides the definition.
+            body = JSONValue.object(pairs.reduce(into: [:]) { object, pair in
+                if object[pair.0] == nil { object[pair.0] = .string(pair.1) }
+            }).serialized()
+            headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
         } else {
             body = Array(encoded.utf8)
             headers.append(HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"))

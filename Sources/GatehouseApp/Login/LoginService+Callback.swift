@@ -164,11 +164,11 @@ extension LoginService {
             headers.append(Self.basicAuthorization(templates))
         }
         let request = EndpointRequest.make(oauth2.accessToken, context: templates, extraHeaders: headers)
-        return await tokenCall(request, format: oauth2.accessToken.format, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
+        return await tokenCall(request, endpoint: oauth2.accessToken, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
     }
 
     /// Calls a token endpoint and turns its answer into OAuth.io's result fields.
-    func tokenCall(_ request: HTTPClientRequest, format: String?, step: String, extra: [String], provider: String) async
+    func tokenCall(_ request: HTTPClientRequest, endpoint: Endpoint, step: String, extra: [String], provider: String) async
         -> Result<[String: JSONValue], ProviderProblem>
     {
         let response: HTTPClientResponse
@@ -178,7 +178,7 @@ extension LoginService {
             context.metrics.upstream.increment(provider, step, "unreachable")
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
         }
-        let fields = TokenResponse.fields(of: response, format: format)
+        let fields = TokenResponse.fields(of: response, endpoint: endpoint)
         guard response.status == 200 || response.status == 201, let fields, fields["error"] == nil,
             let accessToken = fields["access_token"]?.stringValue, !accessToken.isEmpty
         else {

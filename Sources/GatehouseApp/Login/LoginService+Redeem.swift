@@ -92,7 +92,7 @@ extension LoginService {
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
         let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
-            switch await tokenCall(outboundRequest, format: endpoint.format, step: "refresh", extra: [], provider: provider) {
+            switch await tokenCall(outboundRequest, endpoint: endpoint, step: "refresh", extra: [], provider: provider) {
             case .failure(let problem):
                 let body = JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data])
                 return .failed(.json(body, status: problem.rejectsCallerToken ? 400 : 502))
@@ -186,7 +186,7 @@ extension LoginService {
             let response = try await outbound.execute(revocation)
             guard (200..<300).contains(response.status) else {
                 context.metrics.upstream.increment(provider, "revoke", "error")
-                let data = TokenResponse.errorData(TokenResponse.fields(of: response, format: endpoint.format))
+                let data = TokenResponse.errorData(TokenResponse.fields(of: response, endpoint: endpoint))
                 let reason = data["error_description"]?.stringValue ?? data["message"]?.stringValue ?? data["error"]?.stringValue
                     ?? "HTTP \(response.status)"
                 if TokenResponse.rejectsCallerToken(data) {

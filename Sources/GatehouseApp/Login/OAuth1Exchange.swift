@@ -64,7 +64,7 @@ struct OAuth1Exchange: Sendable {
         } catch {
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
         }
-        let fields = TokenResponse.fields(of: response, format: endpoint.format ?? "url")
+        let fields = TokenResponse.fields(of: response, endpoint: endpoint, defaultFormat: "url")
         guard response.status == 200 || response.status == 201, let fields else {
             let data = TokenResponse.errorData(fields)
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (HTTP \(response.status))", data: data))

@@ -1,9 +1,19 @@
 internal import GatehouseCore
 internal import HTTPClient
+internal import ProviderEngine
 
 /// Parses what a provider's token endpoint answered: JSON or form-encoded, chosen by the
 /// endpoint's declared `format`, else by Content-Type, else whichever parses.
 enum TokenResponse {
+    /// The token fields of `endpoint`'s answer: the object at its `answer` path when the
+    /// provider wraps them there, else the answer itself (providers that wrap successes often
+    /// send errors unwrapped, and an error must still be read).
+    static func fields(of response: HTTPClientResponse, endpoint: Endpoint, defaultFormat: String? = nil) -> [String: JSONValue]? {
+        let fields = fields(of: response, format: endpoint.format ?? defaultFormat)
+        guard let answer = endpoint.answer, let fields, let nested = answer.resolve(in: .object(fields))?.objectValue else { return fields }
+        return nested
+    }
+
     static func fields(of response: HTTPClientResponse, format: String?) -> [String: JSONValue]? {
         let declared = format?.lowercased()
         let contentType = response.header("content-type")?.lowercased() ?? ""

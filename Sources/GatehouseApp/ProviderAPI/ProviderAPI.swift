@@ -42,19 +42,26 @@ struct ProviderAPI: Sendable {
             var flow = caller.templates
             for (name, value) in exports { if let text = ProfileEvaluator.flowValue(value) { flow.flow[name] = text } }
             var url = Template.renderURL(step.url, flow)
-            let query = step.query.sorted { $0.key < $1.key }.compactMap { name, template -> String? in
+            let values = step.query.sorted { $0.key < $1.key }.compactMap { name, template -> (String, String)? in
                 let value = Template.render(template, flow)
-                return value.isEmpty ? nil : PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)
+                return value.isEmpty ? nil : (name, value)
             }
-            if !query.isEmpty { url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + query.joined(separator: "&") }
+            var body: [UInt8]? = step.method == "GET" ? nil : []
             var headers = [HTTPHeader(name: "Accept", value: "application/json")]
+            if step.body == .json {
+                body = JSONValue.object(Dictionary(values.map { ($0.0, JSONValue.string($0.1)) }) { first, _ in first }).serialized()
+                headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
+            } else if !values.isEmpty {
+                let query = values.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+                url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + query
+            }
             for (name, template) in step.headers.sorted(by: { $0.key < $1.key }) {
                 let value = Template.render(template, flow)
                 if !value.isEmpty { headers.append(HTTPHeader(name: name, value: value)) }
             }
             if let agent = request.headers["user-agent"] { headers.append(HTTPHeader(name: "User-Agent", value: agent)) }
             let outbound: HTTPClientRequest
-            switch caller.request(method: step.method, url: url, headers: headers, body: step.method == "GET" ? nil : [], timeout: timeout) {
+            switch caller.request(method: step.method, url: url, headers: headers, body: body, timeout: timeout) {
             case .failure(let refusal): return refusal.response
             case .success(let built): outbound = built
             }

@@ -34,6 +34,8 @@ enum ExtendedView {
         if let headers = endpoint.headers { object["headers"] = .object(headers.mapValues(JSONValue.string)) }
         if let format = endpoint.format { object["format"] = .string(format) }
         if !endpoint.extra.isEmpty { object["extra"] = .array(endpoint.extra.map(JSONValue.string)) }
+        if endpoint.body != .form { object["body"] = .string(endpoint.body.rawValue) }
+        if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
         if isRequest {
             object["required"] = .array(ProviderDefinition.requiredFields(of: endpoint).map(JSONValue.string))
             if endpoint.cors { object["cors"] = true }
