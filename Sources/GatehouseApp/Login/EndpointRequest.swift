@@ -29,10 +29,7 @@ enum EndpointRequest {
         if endpoint.method == "GET" || endpoint.method == "DELETE" {
             if !encoded.isEmpty { url += (url.containsBytes("?") ? "&" : "?") + encoded }
         } else if endpoint.body == .json {
-            // The first of a repeated name wins, as `extraQuery` never overrides the definition.
-            body = JSONValue.object(pairs.reduce(into: [:]) { object, pair in
-                if object[pair.0] == nil { object[pair.0] = .string(pair.1) }
-            }).serialized()
+            body = jsonBody(pairs)
             headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
         } else {
             body = Array(encoded.utf8)
@@ -43,6 +40,12 @@ enum EndpointRequest {
             headers.append(HTTPHeader(name: "Accept", value: accept))
         }
         return HTTPClientRequest(method: endpoint.method, url: url, headers: headers, body: body, timeout: .seconds(15))
+    }
+
+    /// `pairs` as a JSON object of strings; the first of a repeated name wins, as a definition's
+    /// own query does over `extraQuery`.
+    static func jsonBody(_ pairs: [(String, String)]) -> [UInt8] {
+        JSONValue.object(Dictionary(pairs.map { ($0.0, JSONValue.string($0.1)) }) { first, _ in first }).serialized()
     }
 
     /// The authorize URL the browser is sent to.

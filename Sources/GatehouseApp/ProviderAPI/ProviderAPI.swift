@@ -49,7 +49,7 @@ struct ProviderAPI: Sendable {
             var body: [UInt8]? = step.method == "GET" ? nil : []
             var headers = [HTTPHeader(name: "Accept", value: "application/json")]
             if step.body == .json {
-                body = JSONValue.object(Dictionary(values.map { ($0.0, JSONValue.string($0.1)) }) { first, _ in first }).serialized()
+                body = EndpointRequest.jsonBody(values)
                 headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
             } else if !values.isEmpty {
                 let query = values.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
