@@ -35,7 +35,11 @@ public struct DefinitionReader {
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
     ]
-    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer"]
+    /// The token-answer fields Gatehouse reads by name, which `names` may map.
+    private static let tokenFieldNames: Set<String> = [
+        "access_token", "refresh_token", "expires_in", "token_type", "id_token", "scope", "error", "error_description",
+    ]
+    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names"]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -224,9 +228,14 @@ public struct DefinitionReader {
             answer = ProfilePath(text)
             if answer == nil { defect(path + "/answer", "'\(text)' is not a valid path (a.b, a[0])") }
         }
+        let names = object["names"].flatMap { stringMap($0, at: path + "/names") } ?? [:]
+        for name in names.keys.sorted() where !Self.tokenFieldNames.contains(name) {
+            defect(path + "/names/" + name, "must be one of " + Self.tokenFieldNames.sorted().joined(separator: ", "))
+        }
         guard let url else { return nil }
         return Endpoint(
-            url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors, body: body, answer: answer)
+            url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors, body: body, answer: answer,
+            names: names)
     }
 
     private mutating func parameters(_ value: JSONValue?, at path: String) -> [String: Parameter] {

@@ -132,6 +132,9 @@ public struct Endpoint: Sendable, Hashable {
     /// Where in a JSON answer the token fields are, for providers that wrap them
     /// (`data` for `{"data": {"access_token": ...}}`); nil for the answer itself.
     public var answer: ProfilePath?
+    /// The provider's names for OAuth's token fields (`access_token` → `accessToken`), for an
+    /// answer that does not use RFC 6749's.
+    public var names: [String: String]
 
     public enum BodyEncoding: String, Sendable, Hashable {
         case form, json
@@ -139,7 +142,8 @@ public struct Endpoint: Sendable, Hashable {
 
     public init(
         url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
-        format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil
+        format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil,
+        names: [String: String] = [:]
     ) {
         self.url = url
         self.method = method
@@ -150,6 +154,7 @@ public struct Endpoint: Sendable, Hashable {
         self.cors = cors
         self.body = body
         self.answer = answer
+        self.names = names
     }
 }
 

@@ -50,6 +50,10 @@ struct DefinitionTests {
         #expect(found.contains("/oauth2/access_token/body: must be form or json"))
         #expect(found.contains("/oauth2/access_token/answer: 'a..b' is not a valid path (a.b, a[0])"))
         #expect(found.contains("/profile/fetch/0/body: json needs method POST"), "\(found)")
+        let renamed = try read(#"{"name":"R","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","names":{"access_token":"accessToken"}}}}"#).get()
+        #expect(renamed.normalisedOAuth2?.accessToken.names == ["access_token": "accessToken"])
+        #expect(defects(#"{"name":"R","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","names":{"token":"t"}}}}"#)
+            == ["/oauth2/access_token/names/token: must be one of access_token, error, error_description, expires_in, id_token, refresh_token, scope, token_type"])
         let oauth1 = defects(#"{"name":"O","oauth1":{"request_token":"https://x/r","authorize":"https://x/a","access_token":{"url":"https://x/t","body":"json"}}}"#)
         #expect(oauth1 == ["/oauth1/access_token/body: must be form: an OAuth 1.0a signature covers form bodies only"])
     }

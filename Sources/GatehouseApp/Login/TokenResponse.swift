@@ -8,10 +8,14 @@ enum TokenResponse {
     /// The token fields of `endpoint`'s answer: the object at its `answer` path when the
     /// provider wraps them there, else the answer itself (providers that wrap successes often
     /// send errors unwrapped, and an error must still be read).
+    /// `names` then gives each OAuth field its value from the provider's own name for it.
     static func fields(of response: HTTPClientResponse, endpoint: Endpoint, defaultFormat: String? = nil) -> [String: JSONValue]? {
-        let fields = fields(of: response, format: endpoint.format ?? defaultFormat)
-        guard let answer = endpoint.answer, let fields, let nested = answer.resolve(in: .object(fields))?.objectValue else { return fields }
-        return nested
+        guard var fields = fields(of: response, format: endpoint.format ?? defaultFormat) else { return nil }
+        if let answer = endpoint.answer, let nested = answer.resolve(in: .object(fields))?.objectValue { fields = nested }
+        for (name, theirs) in endpoint.names {
+            if let value = fields[theirs] { fields[name] = value }
+        }
+        return fields
     }
 
     static func fields(of response: HTTPClientResponse, format: String?) -> [String: JSONValue]? {
