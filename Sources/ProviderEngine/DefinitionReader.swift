@@ -284,6 +284,9 @@ public struct DefinitionReader {
     private mutating func checkKeysetReferences(oauth2: OAuth2Definition?, oauth1: OAuth1Definition?) {
         func check(_ endpoint: Endpoint?, _ path: String, _ parameters: [String: Parameter]) {
             guard let endpoint else { return }
+            if Template.flowValueChoosesHost(endpoint.url) {
+                defect(path + "/url", "a flow value ({{…}}) cannot choose the host: it would choose who gets the secret or token")
+            }
             let texts = [("url", endpoint.url)] + (endpoint.query ?? [:]).map { ("query/\($0.key)", $0.value) }
                 + (endpoint.headers ?? [:]).map { ("headers/\($0.key)", $0.value) }
             for (place, text) in texts.sorted(by: { $0.0 < $1.0 }) {

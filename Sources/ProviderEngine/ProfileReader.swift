@@ -119,6 +119,10 @@ struct ProfileReader {
             defect(path, "must be a string")
             return nil
         }
+        if Template.flowValueChoosesHost(text) {
+            defect(path, "a flow value ({{…}}) cannot choose the host: it would choose who gets the token")
+            return nil
+        }
         if text.hasPrefix("https://") || text.hasPrefix("http://") || text.hasPrefix("{") { return text }
         if text.hasPrefix("/"), let base { return base + text }
         defect(path, "must be an absolute http(s) URL, or a path starting with / when the provider has a request url")

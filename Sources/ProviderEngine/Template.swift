@@ -70,6 +70,16 @@ public enum Template {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// True when a flow value sits in a URL template's scheme or host (`https://{{host}}/x`,
+    /// `{{href}}`). Those values come from callers, callbacks and provider answers; where they
+    /// choose the host, they choose who receives the client secret or the user's token.
+    public static func flowValueChoosesHost(_ url: String) -> Bool {
+        var rest = Substring(url)
+        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
+        let authority = rest.prefix { $0 != "/" }
+        return !references(in: String(authority)).flow.isEmpty
+    }
+
     /// The names a template refers to: `keyset` for `{x}`, `flow` for `{{x}}`.
     public static func references(in template: String) -> (keyset: Set<String>, flow: Set<String>) {
         var keyset: Set<String> = []

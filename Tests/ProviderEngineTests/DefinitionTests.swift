@@ -58,6 +58,14 @@ struct DefinitionTests {
         #expect(oauth1 == ["/oauth1/access_token/body: must be form: an OAuth 1.0a signature covers form bodies only"])
     }
 
+    @Test("a flow value may not choose an endpoint's or a profile step's host; a keyset value may")
+    func flowValueHost() {
+        let found = defects(#"{"name":"H","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":"https://{{host}}/api","parameters":{"client_id":"string","client_secret":"string","domain":"string"}},"profile":{"fetch":[{"url":"{{href}}/me"}],"fields":{"id":"id"}}}"#)
+        #expect(found.contains("/oauth2/request/url: a flow value ({{…}}) cannot choose the host: it would choose who gets the secret or token"), "\(found)")
+        #expect(found.contains("/profile/fetch/0/url: a flow value ({{…}}) cannot choose the host: it would choose who gets the token"), "\(found)")
+        #expect(defects(#"{"name":"K","oauth2":{"authorize":"https://{domain}/a","access_token":"https://{domain}/t/{{code}}","parameters":{"client_id":"string","client_secret":"string","domain":"string"}}}"#).isEmpty)
+    }
+
     @Test("a template naming an undeclared parameter is a defect")
     func undeclaredParameter() {
         let found = defects(#"{"name":"D","oauth2":{"authorize":{"url":"https://x/a","query":{"tenant":"{tenant}"}},"access_token":"https://x/t"}}"#)
