@@ -37,36 +37,42 @@ public enum Template {
 
     /// Renders `template`. Unknown names render as empty strings.
     public static func render(_ template: String, _ context: TemplateContext) -> String {
-        render(template, context, encodingFlowValues: false)
+        render(template, context, encoding: .none)
     }
 
     /// Renders an endpoint's URL. Flow values (`{{code}}`, `{{token}}`, a profile step's export)
     /// come from callers, callbacks and provider answers, so they are percent-encoded: a code
     /// of `x&client_id=…` or a token of `../admin` must stay one value, not add a parameter or
-    /// a path. Keyset values are the operator's (`https://{domain}/`) and go in as they are.
+    /// a path. Keyset values are the operator's (`https://{domain}/`) and go in as they are,
+    /// except in the query, where a value is a value (a secret may hold `&`).
     public static func renderURL(_ template: String, _ context: TemplateContext) -> String {
-        render(template, context, encodingFlowValues: true)
+        guard let question = template.utf8.firstIndex(of: UInt8(ascii: "?")) else { return render(template, context, encoding: .flow) }
+        return render(String(template[..<question]), context, encoding: .flow)
+            + render(String(template[question...]), context, encoding: .all)
     }
 
-    private static func render(_ template: String, _ context: TemplateContext, encodingFlowValues: Bool) -> String {
+    /// Which substituted values are percent-encoded.
+    private enum Encoding { case none, flow, all }
+
+    private static func render(_ template: String, _ context: TemplateContext, encoding: Encoding) -> String {
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 64)
         var position = 0
         while let start = find(base64Marker, in: bytes, from: position) {
-            substitute(bytes[position..<start], context, encodingFlowValues, into: &output)
+            substitute(bytes[position..<start], context, encoding, into: &output)
             let inner = start + base64Marker.count
             guard let end = find(base64Marker, in: bytes, from: inner) else {
                 position = inner
                 break
             }
             var encoded: [UInt8] = []
-            substitute(bytes[inner..<end], context, encodingFlowValues, into: &encoded)
+            substitute(bytes[inner..<end], context, encoding, into: &encoded)
             output.append(contentsOf: Base64.encode(encoded).utf8)
             position = end + base64Marker.count
         }
-        substitute(bytes[position...], context, encodingFlowValues, into: &output)
+        substitute(bytes[position...], context, encoding, into: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -92,13 +98,14 @@ public enum Template {
         return (keyset, flow)
     }
 
-    private static func substitute(
-        _ text: ArraySlice<UInt8>, _ context: TemplateContext, _ encodingFlowValues: Bool, into output: inout [UInt8]
-    ) {
+    private static func substitute(_ text: ArraySlice<UInt8>, _ context: TemplateContext, _ encoding: Encoding, into output: inout [UInt8]) {
         scan(text, into: &output) { name, isFlow in
-            guard isFlow else { return context.keysetValue(name) }
-            let value = context.flow[name] ?? ""
-            return encodingFlowValues ? PercentEncoding.encode(value) : value
+            let value = isFlow ? (context.flow[name] ?? "") : context.keysetValue(name)
+            switch encoding {
+            case .none: return value
+            case .flow: return isFlow ? PercentEncoding.encode(value) : value
+            case .all: return PercentEncoding.encode(value)
+            }
         }
     }
 

@@ -153,6 +153,10 @@ struct TemplateTests {
         #expect(Template.renderURL("https://{domain}/users/{{user_id}}/t/{{token}}?code={{code}}", context)
             == "https://tenant.example.com/v2/users/42/t/..%2Fadmin?code=x%26client_id%3Devil%23f")
         #expect(Template.render("{{code}}", context) == "x&client_id=evil#f", "elsewhere the value is encoded once, where it is placed")
+        let secret = TemplateContext(
+            keyset: ["domain": "h.example:8443", "client_secret": "a&b=c d"], parameters: ["domain": Parameter(), "client_secret": Parameter()])
+        #expect(Template.renderURL("https://{domain}/t?secret={client_secret}", secret) == "https://h.example:8443/t?secret=a%26b%3Dc%20d",
+            "in the query a keyset value is one value too")
     }
 
     @Test("OAuth.io defaults: queries, PKCE, nonce, scope and the callback state")
