@@ -183,7 +183,7 @@ extension LoginService {
             let accessToken = fields["access_token"]?.stringValue, !accessToken.isEmpty
         else {
             let data = TokenResponse.errorData(fields)
-            let description = data["error_description"]?.stringValue ?? data["error"]?.stringValue ?? "HTTP \(response.status)"
+            let description = TokenResponse.reason(data, status: response.status)
             context.metrics.upstream.increment(provider, step, "error")
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(description))", data: data))
         }

@@ -187,8 +187,7 @@ extension LoginService {
             guard (200..<300).contains(response.status) else {
                 context.metrics.upstream.increment(provider, "revoke", "error")
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, endpoint: endpoint))
-                let reason = data["error_description"]?.stringValue ?? data["message"]?.stringValue ?? data["error"]?.stringValue
-                    ?? "HTTP \(response.status)"
+                let reason = TokenResponse.reason(data, status: response.status)
                 if TokenResponse.rejectsCallerToken(data) {
                     return .error(400, "invalid_token", "the provider does not accept this token (\(reason))")
                 }

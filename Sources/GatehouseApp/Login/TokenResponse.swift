@@ -70,6 +70,12 @@ enum TokenResponse {
             || (data["type"] == "OAuthException" && data["code"] == 190)
     }
 
+    /// What an error's `data` says went wrong, for a message: the description, Graph's nested
+    /// message, the error code, else the HTTP status.
+    static func reason(_ data: JSONValue, status: Int) -> String {
+        data["error_description"]?.stringValue ?? data["message"]?.stringValue ?? data["error"]?.stringValue ?? "HTTP \(status)"
+    }
+
     /// The provider's own error fields, for the `data` of an error message. Only the
     /// standard fields are passed on, so an odd provider body cannot leak anything else.
     static func errorData(_ fields: [String: JSONValue]?) -> JSONValue {
