@@ -13,7 +13,8 @@ public struct DefinitionDefect: Sendable, Hashable, CustomStringConvertible {
 /// than stopping at the first: an operator fixing a file wants the whole list at once.
 /// Unknown keys are defects, so a misspelt `acces_token` cannot silently disable a flow.
 public struct DefinitionReader {
-    private var defects: [DefinitionDefect] = []
+    /// Collected by `defect(_:_:)` (DefinitionReader+Primitives.swift).
+    var defects: [DefinitionDefect] = []
 
     public init() {}
 
@@ -309,107 +310,6 @@ public struct DefinitionReader {
             }
             check(oauth1.request, "/oauth1/request", oauth1.parameters)
         }
-    }
-
-    // MARK: Primitive readers
-
-    private mutating func defect(_ path: String, _ message: String) {
-        defects.append(DefinitionDefect(path: path, message: message))
-    }
-
-    private mutating func object(_ value: JSONValue, at path: String, keys: Set<String>) -> [String: JSONValue]? {
-        guard let object = value.objectValue else {
-            defect(path, "must be an object")
-            return nil
-        }
-        for key in object.keys.sorted() where !keys.contains(key) {
-            defect(path + "/" + key, "unknown key")
-        }
-        return object
-    }
-
-    private mutating func requiredString(_ value: JSONValue?, at path: String) -> String? {
-        guard let value else {
-            defect(path, "required")
-            return nil
-        }
-        guard let text = value.stringValue, !text.isEmpty else {
-            defect(path, "must be a non-empty string")
-            return nil
-        }
-        return text
-    }
-
-    private mutating func optionalString(_ value: JSONValue?, at path: String) -> String? {
-        guard let value else { return nil }
-        guard let text = value.stringValue else {
-            defect(path, "must be a string")
-            return nil
-        }
-        return text
-    }
-
-    private mutating func optionalBool(_ value: JSONValue?, at path: String) -> Bool? {
-        guard let value else { return nil }
-        guard let flag = value.boolValue else {
-            defect(path, "must be true or false")
-            return nil
-        }
-        return flag
-    }
-
-    private mutating func optionalURL(_ value: JSONValue?, at path: String, absolute: Bool) -> String? {
-        guard let text = optionalString(value, at: path) else { return nil }
-        guard text.hasPrefix("https://") || text.hasPrefix("http://") else {
-            defect(path, "must be an absolute http(s) URL")
-            return nil
-        }
-        return text.hasSuffix("/") ? String(text.dropLast()) : text
-    }
-
-    private mutating func resolve(_ text: String, base: String?, at path: String) -> String? {
-        if text.hasPrefix("https://") || text.hasPrefix("http://") { return text }
-        if text.hasPrefix("/") {
-            guard let base else {
-                defect(path, "a relative URL needs the provider's base url")
-                return nil
-            }
-            return base + text
-        }
-        defect(path, "must be an absolute http(s) URL or a path starting with /")
-        return nil
-    }
-
-    private mutating func stringMap(_ value: JSONValue, at path: String) -> [String: String]? {
-        guard let object = value.objectValue else {
-            defect(path, "must be an object of strings")
-            return nil
-        }
-        var result: [String: String] = [:]
-        for (key, item) in object {
-            guard let text = item.stringValue else {
-                defect(path + "/" + key, "must be a string")
-                continue
-            }
-            result[key] = text
-        }
-        return result
-    }
-
-    private mutating func stringList(_ value: JSONValue, at path: String) -> [String]? {
-        guard let items = value.arrayValue else {
-            defect(path, "must be a list of strings")
-            return nil
-        }
-        var result: [String] = []
-        for (index, item) in items.enumerated() {
-            guard let text = item.stringValue else {
-                defect(path + "/\(index)", "must be a string")
-                continue
-            }
-            result.append(text)
-        }
-        return result
     }
 }
 
