@@ -31,21 +31,21 @@ extension DefinitionReader {
     }
 
     mutating func optionalString(_ value: JSONValue?, at path: String) -> String? {
-        guard let value else { return nil }
-        guard let text = value.stringValue else {
-            defect(path, "must be a string")
-            return nil
-        }
-        return text
+        optional(value, at: path, \.stringValue, "must be a string")
     }
 
     mutating func optionalBool(_ value: JSONValue?, at path: String) -> Bool? {
+        optional(value, at: path, \.boolValue, "must be true or false")
+    }
+
+    /// An absent value is nil without a defect; a present one of the wrong type is a defect.
+    private mutating func optional<T>(_ value: JSONValue?, at path: String, _ read: (JSONValue) -> T?, _ expected: String) -> T? {
         guard let value else { return nil }
-        guard let flag = value.boolValue else {
-            defect(path, "must be true or false")
+        guard let read = read(value) else {
+            defect(path, expected)
             return nil
         }
-        return flag
+        return read
     }
 
     mutating func optionalURL(_ value: JSONValue?, at path: String, absolute: Bool) -> String? {
