@@ -40,7 +40,7 @@ public struct DefinitionReader {
     private static let tokenFieldNames: Set<String> = [
         "access_token", "refresh_token", "expires_in", "token_type", "id_token", "scope", "error", "error_description",
     ]
-    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names"]
+    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts"]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -57,7 +57,8 @@ public struct DefinitionReader {
         var profileMapping: ProfileMapping?
         if let profile = object["profile"] {
             // Relative profile URLs (`/me`) are API calls: resolved against the request base.
-            var profileReader = ProfileReader(base: oauth2?.request?.url ?? oauth1?.request?.url ?? base)
+            let request = oauth2?.request ?? oauth1?.request
+            var profileReader = ProfileReader(base: request?.url ?? base, learnsHost: !(request?.hosts.isEmpty ?? true))
             profileMapping = profileReader.mapping(profile, at: "/profile")
             defects += profileReader.defects
             let parameters = oauth2?.parameters ?? oauth1?.parameters ?? [:]
@@ -197,8 +198,18 @@ public struct DefinitionReader {
             return Endpoint(url: url, method: defaultMethod)
         }
         guard let object = object(value, at: path, keys: Self.endpointKeys) else { return nil }
+        var hosts: [APIHost] = []
+        for (index, text) in (object["hosts"].flatMap { stringList($0, at: path + "/hosts") } ?? []).enumerated() {
+            if let host = APIHost(text) {
+                hosts.append(host)
+            } else {
+                defect("\(path)/hosts/\(index)", "must be an origin such as https://api.example.com or https://*.example.com")
+            }
+        }
         var url: String?
-        if let text = object["url"]?.stringValue {
+        if let text = object["url"]?.stringValue, object["hosts"] != nil, LearnedOrigin(template: text) != nil {
+            url = text
+        } else if let text = object["url"]?.stringValue {
             url = resolve(text, base: base, at: path + "/url")
         } else if object["url"] != nil {
             defect(path + "/url", "must be a string")
@@ -236,7 +247,7 @@ public struct DefinitionReader {
         guard let url else { return nil }
         return Endpoint(
             url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors, body: body, answer: answer,
-            names: names)
+            names: names, hosts: hosts)
     }
 
     private mutating func parameters(_ value: JSONValue?, at path: String) -> [String: Parameter] {
@@ -281,13 +292,30 @@ public struct DefinitionReader {
         return result
     }
 
+    /// A flow value may choose an endpoint's host only as the whole origin of a `request` URL
+    /// that lists the hosts it may name: it comes from callers, callbacks and answers, and
+    /// where it chooses the host it chooses who receives the secret or the token.
+    private mutating func checkHost(_ endpoint: Endpoint, _ path: String) {
+        let isRequest = path.hasSuffix("/request")
+        if !endpoint.hosts.isEmpty, !isRequest {
+            defect(path + "/hosts", "only a request endpoint may list hosts")
+        }
+        guard Template.flowValueChoosesHost(endpoint.url) else {
+            if !endpoint.hosts.isEmpty, isRequest { defect(path + "/hosts", "needs a url whose origin is a flow value ({{instance_url}}/…)") }
+            return
+        }
+        if !isRequest || endpoint.hosts.isEmpty {
+            defect(path + "/url", "a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name")
+        } else if LearnedOrigin(template: endpoint.url) == nil {
+            defect(path + "/url", "a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path")
+        }
+    }
+
     /// `{x}` must name a declared parameter: anything else would silently render empty.
     private mutating func checkKeysetReferences(oauth2: OAuth2Definition?, oauth1: OAuth1Definition?) {
         func check(_ endpoint: Endpoint?, _ path: String, _ parameters: [String: Parameter]) {
             guard let endpoint else { return }
-            if Template.flowValueChoosesHost(endpoint.url) {
-                defect(path + "/url", "a flow value ({{…}}) cannot choose the host: it would choose who gets the secret or token")
-            }
+            checkHost(endpoint, path)
             let texts = [("url", endpoint.url)] + (endpoint.query ?? [:]).map { ("query/\($0.key)", $0.value) }
                 + (endpoint.headers ?? [:]).map { ("headers/\($0.key)", $0.value) }
             for (place, text) in texts.sorted(by: { $0.0 < $1.0 }) {

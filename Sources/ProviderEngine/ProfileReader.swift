@@ -6,6 +6,9 @@ struct ProfileReader {
     private(set) var defects: [DefinitionDefect] = []
     /// What relative step URLs (`/me`) are resolved against: the provider's API base.
     let base: String?
+    /// The request endpoint lists `hosts`, so a step may take its origin from a flow value,
+    /// checked against them when the step runs.
+    let learnsHost: Bool
 
     private static let blockKeys: Set<String> = ["url", "fetch", "document", "fields", "email_verified"]
     private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid", "body"]
@@ -15,8 +18,9 @@ struct ProfileReader {
         "date": ["from"], "string": [], "boolean": [], "split": ["from", "index", "rest"], "find": ["where", "then"], "object": [],
     ]
 
-    init(base: String?) {
+    init(base: String?, learnsHost: Bool = false) {
         self.base = base
+        self.learnsHost = learnsHost
     }
 
     mutating func mapping(_ value: JSONValue, at path: String) -> ProfileMapping? {
@@ -119,7 +123,7 @@ struct ProfileReader {
             defect(path, "must be a string")
             return nil
         }
-        if Template.flowValueChoosesHost(text) {
+        if Template.flowValueChoosesHost(text), !learnsHost || LearnedOrigin(template: text) == nil {
             defect(path, "a flow value ({{…}}) cannot choose the host: it would choose who gets the token")
             return nil
         }

@@ -135,6 +135,8 @@ public struct Endpoint: Sendable, Hashable {
     /// The provider's names for OAuth's token fields (`access_token` → `accessToken`), for an
     /// answer that does not use RFC 6749's.
     public var names: [String: String]
+    /// Where a `request` URL whose origin is a flow value may go (`APIHost`); empty otherwise.
+    public var hosts: [APIHost]
 
     public enum BodyEncoding: String, Sendable, Hashable {
         case form, json
@@ -143,7 +145,7 @@ public struct Endpoint: Sendable, Hashable {
     public init(
         url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
         format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil,
-        names: [String: String] = [:]
+        names: [String: String] = [:], hosts: [APIHost] = []
     ) {
         self.url = url
         self.method = method
@@ -155,6 +157,7 @@ public struct Endpoint: Sendable, Hashable {
         self.body = body
         self.answer = answer
         self.names = names
+        self.hosts = hosts
     }
 }
 

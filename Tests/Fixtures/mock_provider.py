@@ -469,6 +469,8 @@ class ProviderHandler(MockHandler):
             claims["email"] = OAUTH2_PROFILE["email"]
             claims["email_verified"] = True
             fields.append(("id_token", make_jws(claims)))
+        # Salesforce's answer names the org's own API host; here it is the mock itself.
+        fields.append(("instance_url", self.state.base_url))
         return self.token_response(fields, lifetime, token_format)
 
     def redeem_code(self, code, client_id, redirect_uri, verifier, now):

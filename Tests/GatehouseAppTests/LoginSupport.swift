@@ -53,6 +53,12 @@ struct LoginBench {
                  "profile": {"fetch": [{"url": "/graphql", "method": "POST", "body": "json", "query": {"query": "{ me { id name email } }"}}],
                              "fields": {"id": "data.me.id", "name": "data.me.name", "email": "data.me.email"}}}
                 """,
+            "mockhost": """
+                {"name": "Mock API on a host the login names", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": {"url": "/oauth2/token", "extra": ["instance_url"]},
+                            "request": {"url": "{{instance_url}}/oauth2", "hosts": ["\(mock)"]}},
+                 "profile": {"url": "/user", "fields": {"id": "id", "name": "name"}}}
+                """,
             "mock1": """
                 {"name": "Mock OAuth 1", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
@@ -69,7 +75,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson"] {
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

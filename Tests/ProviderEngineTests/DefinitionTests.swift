@@ -61,9 +61,63 @@ struct DefinitionTests {
     @Test("a flow value may not choose an endpoint's or a profile step's host; a keyset value may")
     func flowValueHost() {
         let found = defects(#"{"name":"H","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":"https://{{host}}/api","parameters":{"client_id":"string","client_secret":"string","domain":"string"}},"profile":{"fetch":[{"url":"{{href}}/me"}],"fields":{"id":"id"}}}"#)
-        #expect(found.contains("/oauth2/request/url: a flow value ({{…}}) cannot choose the host: it would choose who gets the secret or token"), "\(found)")
+        #expect(found.contains("/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name"), "\(found)")
         #expect(found.contains("/profile/fetch/0/url: a flow value ({{…}}) cannot choose the host: it would choose who gets the token"), "\(found)")
         #expect(defects(#"{"name":"K","oauth2":{"authorize":"https://{domain}/a","access_token":"https://{domain}/t/{{code}}","parameters":{"client_id":"string","client_secret":"string","domain":"string"}}}"#).isEmpty)
+    }
+
+    @Test("a request URL may take its origin from the login when it lists the hosts; only there, and only as the whole origin")
+    func learnedHost() throws {
+        let parameters = #""parameters":{"client_id":"string","client_secret":"string"}"#
+        let good = #"{"name":"S","url":"https://login.example.com","oauth2":{"authorize":"/a","access_token":"/t","#
+            + #""request":{"url":"{{instance_url}}/services","hosts":["https://*.example.com","https://api.example.org:8443"]},"# + parameters
+            + #"},"profile":{"fetch":[{"url":"/me"},{"url":"{{instance_url}}/id"}],"fields":{"id":"id"}}}"#
+        let definition = try read(good).get()
+        #expect(definition.oauth2?.request?.hosts.map(\.description) == ["https://*.example.com", "https://api.example.org:8443"])
+        #expect(definition.profileMapping?.steps.map(\.url) == ["{{instance_url}}/services/me", "{{instance_url}}/id"])
+        #expect(defects(#"{"name":"W","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://{{host}}/api/v4","hosts":["https://www.example.com"]}}}"#).isEmpty)
+
+        let found = defects(
+            #"{"name":"B","oauth2":{"authorize":{"url":"https://x/a","hosts":["https://x"]},"access_token":"https://x/t","#
+                + #""request":{"url":"https://api.{{region}}.example.com","hosts":["https://*.com","ftp://x","https://x/path","https://a.*.b"]}}}"#)
+        // With no valid host left, the URL is judged as one without hosts.
+        #expect(found.sorted() == [
+            "/oauth2/authorize/hosts: only a request endpoint may list hosts",
+            "/oauth2/request/hosts/0: must be an origin such as https://api.example.com or https://*.example.com",
+            "/oauth2/request/hosts/1: must be an origin such as https://api.example.com or https://*.example.com",
+            "/oauth2/request/hosts/2: must be an origin such as https://api.example.com or https://*.example.com",
+            "/oauth2/request/hosts/3: must be an origin such as https://api.example.com or https://*.example.com",
+            "/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name",
+        ], "\(found)")
+        #expect(defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://api.{{region}}.example.com","hosts":["https://x"]}}}"#)
+            == ["/oauth2/request/url: a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path"])
+        #expect(defects(#"{"name":"N","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://x/api","hosts":["https://x"]}}}"#)
+            == ["/oauth2/request/hosts: needs a url whose origin is a flow value ({{instance_url}}/…)"])
+    }
+
+    @Test("a login-named origin renders only when a listed host admits it")
+    func learnedOrigin() {
+        let hosts = ["https://*.salesforce.com", "https://www.zohoapis.eu", "http://127.0.0.1:8080"].compactMap(APIHost.init)
+        func render(_ template: String, _ value: String?) -> APIURL {
+            Template.renderAPIURL(template, TemplateContext(flow: value.map { ["instance_url": $0] } ?? [:]), hosts: hosts)
+        }
+        #expect(render("{{instance_url}}/services/{{token}}", "https://NA1.Salesforce.com/") == .url("https://na1.salesforce.com/services/"))
+        #expect(render("{{ instance_url }}", "https://a.my.salesforce.com") == .url("https://a.my.salesforce.com"))
+        #expect(render("https://{{instance_url}}/v4", "www.zohoapis.eu") == .url("https://www.zohoapis.eu/v4"))
+        #expect(render("{{instance_url}}", "http://127.0.0.1:8080") == .url("http://127.0.0.1:8080"))
+        #expect(render("{{instance_url}}/x", nil) == .missing(field: "instance_url"))
+        #expect(render("{{instance_url}}/x", "") == .missing(field: "instance_url"))
+        for refused in [
+            "https://salesforce.com", "http://na1.salesforce.com", "https://na1.salesforce.com.evil.example", "https://evilsalesforce.com",
+            "https://na1.salesforce.com:444", "https://x@na1.salesforce.com", "https://na1.salesforce.com/path", "https://na1.salesforce.com?q",
+            "https://*.salesforce.com", "https://www.zohoapis.eu.", "http://127.0.0.1", "https://na1.salesforce.com%2f", "na1.salesforce.com",
+        ] {
+            #expect(render("{{instance_url}}/x", refused) == .notAdmitted(field: "instance_url"), "\(refused)")
+        }
+        #expect(render("https://{{instance_url}}/x", "www.zohoapis.eu/evil") == .notAdmitted(field: "instance_url"))
+        #expect(render("https://{{instance_url}}/x", "https://www.zohoapis.eu") == .notAdmitted(field: "instance_url"))
+        // Without hosts, the value is one encoded value, never an origin.
+        #expect(Template.renderAPIURL("https://x/{{instance_url}}", TemplateContext(flow: ["instance_url": "a/b"]), hosts: []) == .url("https://x/a%2Fb"))
     }
 
     @Test("a template naming an undeclared parameter is a defect")

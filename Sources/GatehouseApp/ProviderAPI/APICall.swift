@@ -31,8 +31,24 @@ struct APICaller: Sendable {
     }
 
     /// The provider's API base, rendered (`https://graph.facebook.com/v19.0`).
-    var base: String? {
-        requestEndpoint.map { Template.renderURL($0.url, templates) }
+    func base() -> Result<String, Refusal> {
+        guard let endpoint = requestEndpoint else {
+            return .failure(Refusal(JSend.error(400, "\(definition.id) has no API to call")))
+        }
+        return url(endpoint.url, templates)
+    }
+
+    /// An API URL template rendered with `context`. Where the login named the API's host
+    /// (`{{instance_url}}`), the caller must send it back and it must be one the definition lists.
+    func url(_ template: String, _ context: TemplateContext) -> Result<String, Refusal> {
+        switch Template.renderAPIURL(template, context, hosts: requestEndpoint?.hosts ?? []) {
+        case .url(let url):
+            return .success(url)
+        case .missing(let field):
+            return .failure(Refusal(JSend.error(400, "You must provide '\(field)' in the 'oauthio' http header")))
+        case .notAdmitted(let field):
+            return .failure(Refusal(JSend.error(400, "'\(field)' is not one of \(definition.id)'s API hosts")))
+        }
     }
 
     /// Builds the upstream request: the caller's headers minus the forbidden ones, then the

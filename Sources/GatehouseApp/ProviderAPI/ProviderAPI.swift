@@ -41,7 +41,11 @@ struct ProviderAPI: Sendable {
         for (index, step) in mapping.steps.enumerated() {
             var flow = caller.templates
             for (name, value) in exports { if let text = ProfileEvaluator.flowValue(value) { flow.flow[name] = text } }
-            var url = Template.renderURL(step.url, flow)
+            var url: String
+            switch caller.url(step.url, flow) {
+            case .failure(let refusal): return refusal.response
+            case .success(let rendered): url = rendered
+            }
             let values = step.query.sorted { $0.key < $1.key }.compactMap { name, template -> (String, String)? in
                 let value = Template.render(template, flow)
                 return value.isEmpty ? nil : (name, value)
@@ -123,7 +127,11 @@ struct ProviderAPI: Sendable {
         case .failure(let refusal): return refusal.response
         case .success(let found): caller = found
         }
-        guard let base = caller.base else { return JSend.error(400, "\(caller.definition.id) has no API to call") }
+        let base: String
+        switch caller.base() {
+        case .failure(let refusal): return refusal.response
+        case .success(let rendered): base = rendered
+        }
         guard !ForwardingRules.hasControlCharacters(base) else { return JSend.error(400, "A forwarded value contains control characters") }
         let url: String
         switch UpstreamURL.resolve(raw: request.parameter("url"), query: request.query, base: base) {

@@ -40,6 +40,7 @@ enum ExtendedView {
         if isRequest {
             object["required"] = .array(ProviderDefinition.requiredFields(of: endpoint).map(JSONValue.string))
             if endpoint.cors { object["cors"] = true }
+            if !endpoint.hosts.isEmpty { object["hosts"] = .array(endpoint.hosts.map { .string($0.description) }) }
         }
         return .object(object)
     }

@@ -1,0 +1,145 @@
+/// A host a provider's API may be reached on when the login, not the definition, names it:
+/// Salesforce's `instance_url`, Zoho's `api_domain`, Wrike's `host`. Such a request URL takes
+/// its origin from a flow value that the caller sends back in the `oauthio` header, so the
+/// value is used only if one of the definition's `hosts` admits it: otherwise a caller could
+/// send the user's token, or a request signed with the app's secret, anywhere.
+///
+/// Written `https://api.example.com`, or `https://*.example.com` for any name under
+/// `example.com` (not `example.com` itself), with an optional port.
+public struct APIHost: Sendable, Hashable, CustomStringConvertible {
+    public let scheme: String
+    /// Lowercased; without the `*.` of a wildcard.
+    public let domain: String
+    public let anySubdomain: Bool
+    public let port: Int?
+
+    public init?(_ text: String) {
+        guard let origin = Origin(text) else { return nil }
+        var domain = origin.host
+        anySubdomain = domain.hasPrefix("*.")
+        if anySubdomain { domain.removeFirst(2) }
+        // A wildcard needs a registrable name under it: `*.com` would admit the whole TLD.
+        guard !domain.isEmpty, !domain.contains("*"), !anySubdomain || domain.contains(".") else { return nil }
+        scheme = origin.scheme
+        self.domain = domain
+        port = origin.port
+    }
+
+    public var description: String {
+        "\(scheme)://\(anySubdomain ? "*." : "")\(domain)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    func admits(_ origin: Origin) -> Bool {
+        guard origin.scheme == scheme, origin.port == port else { return false }
+        return anySubdomain ? origin.host.hasSuffix("." + domain) : origin.host == domain
+    }
+}
+
+/// `scheme://host[:port]`, optionally with one trailing `/`, and nothing else: no
+/// credentials, path, query or fragment. Host names are letters, digits, `-` and `.` (and
+/// `*` for `APIHost`'s wildcard, refused in a learned value by `LearnedOrigin`).
+struct Origin: Sendable, Hashable {
+    let scheme: String
+    let host: String
+    let port: Int?
+
+    init?(_ text: String) {
+        var text = Substring(text)
+        if text.hasSuffix("/") { text = text.dropLast() }
+        guard let separator = text.firstRange(of: "://") else { return nil }
+        let scheme = text[..<separator.lowerBound].lowercased()
+        guard scheme == "https" || scheme == "http" else { return nil }
+        var authority = text[separator.upperBound...]
+        var port: Int?
+        if let colon = authority.lastIndex(of: ":") {
+            let digits = authority[authority.index(after: colon)...]
+            guard (1...5).contains(digits.count), digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int(digits), (1...65535).contains(value) else {
+                return nil
+            }
+            port = value
+            authority = authority[..<colon]
+        }
+        let host = authority.lowercased()
+        guard !host.isEmpty, host.utf8.allSatisfy(Self.isHostByte), !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
+            return nil
+        }
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "*"):
+            true
+        default: false
+        }
+    }
+
+    var text: String { "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "") }
+}
+
+/// A URL template whose origin is one flow value: `{{instance_url}}/services/data` (the value
+/// is an origin) or `https://{{host}}/api/v4` (the value is a host name).
+struct LearnedOrigin: Sendable, Hashable {
+    /// The flow value's name (`instance_url`).
+    let name: String
+    /// For a value that is a bare host, the scheme the template puts before it.
+    let scheme: String?
+    /// The template after the placeholder (`/services/data`), empty or starting with `/`.
+    let rest: String
+
+    /// Nil when the template's origin is not exactly one flow value.
+    init?(template: String) {
+        var text = Substring(template)
+        var scheme: String?
+        for candidate in ["https", "http"] where text.hasPrefix(candidate + "://{{") {
+            scheme = candidate
+            text = text.dropFirst(candidate.count + 3)
+        }
+        guard text.hasPrefix("{{"), let close = text.firstRange(of: "}}") else { return nil }
+        // Spaces inside the braces are ignored, as everywhere in a template.
+        let name = String(text[text.index(text.startIndex, offsetBy: 2)..<close.lowerBound].filter { $0 != " " })
+        let rest = text[close.upperBound...]
+        guard !name.isEmpty, name.utf8.allSatisfy(Template.isNameByte), rest.isEmpty || rest.hasPrefix("/") else { return nil }
+        self.name = name
+        self.scheme = scheme
+        self.rest = String(rest)
+    }
+
+    /// The origin `value` names (`https://na1.salesforce.com`), if one of `hosts` admits it.
+    func origin(from value: String, admittedBy hosts: [APIHost]) -> String? {
+        guard !value.contains("*") else { return nil }
+        let candidate: Origin?
+        if let scheme {
+            guard !value.contains("/") else { return nil }
+            candidate = Origin(scheme + "://" + value)
+        } else {
+            candidate = Origin(value)
+        }
+        guard let candidate, hosts.contains(where: { $0.admits(candidate) }) else { return nil }
+        return candidate.text
+    }
+}
+
+/// A rendered API URL, or why the login-named host in it cannot be used.
+public enum APIURL: Sendable, Hashable {
+    case url(String)
+    /// The caller did not send the flow value that names the host.
+    case missing(field: String)
+    /// The value names a host the definition does not list.
+    case notAdmitted(field: String)
+}
+
+extension Template {
+    /// Renders an API URL (a `request` base or a profile step). When its origin is a flow
+    /// value and the provider lists `hosts`, the value must be one of them; the rest of the
+    /// URL renders as `renderURL` does.
+    public static func renderAPIURL(_ template: String, _ context: TemplateContext, hosts: [APIHost]) -> APIURL {
+        guard !hosts.isEmpty, let learned = LearnedOrigin(template: template) else { return .url(renderURL(template, context)) }
+        guard let value = context.flow[learned.name], !value.isEmpty else { return .missing(field: learned.name) }
+        guard let origin = learned.origin(from: value, admittedBy: hosts) else { return .notAdmitted(field: learned.name) }
+        return .url(origin + renderURL(learned.rest, context))
+    }
+}
