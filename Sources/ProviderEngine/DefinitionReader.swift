@@ -40,7 +40,7 @@ public struct DefinitionReader {
     private static let tokenFieldNames: Set<String> = [
         "access_token", "refresh_token", "expires_in", "token_type", "id_token", "scope", "error", "error_description",
     ]
-    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts"]
+    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts", "prefix"]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -244,10 +244,12 @@ public struct DefinitionReader {
         for name in names.keys.sorted() where !Self.tokenFieldNames.contains(name) {
             defect(path + "/names/" + name, "must be one of " + Self.tokenFieldNames.sorted().joined(separator: ", "))
         }
+        let prefix = optionalString(object["prefix"], at: path + "/prefix")
+        if let prefix, prefix.isEmpty || prefix.utf8.count > 64 { defect(path + "/prefix", "must be 1 to 64 characters") }
         guard let url else { return nil }
         return Endpoint(
             url: url, method: method, query: query, headers: headers, format: format, extra: extra, cors: cors, body: body, answer: answer,
-            names: names, hosts: hosts)
+            names: names, hosts: hosts, prefix: prefix)
     }
 
     private mutating func parameters(_ value: JSONValue?, at path: String) -> [String: Parameter] {

@@ -137,6 +137,8 @@ public struct Endpoint: Sendable, Hashable {
     public var names: [String: String]
     /// Where a `request` URL whose origin is a flow value may go (`APIHost`); empty otherwise.
     public var hosts: [APIHost]
+    /// Text the provider puts before its JSON answer (Xiaomi's `&&&START&&&`), dropped before parsing.
+    public var prefix: String?
 
     public enum BodyEncoding: String, Sendable, Hashable {
         case form, json
@@ -145,7 +147,7 @@ public struct Endpoint: Sendable, Hashable {
     public init(
         url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
         format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil,
-        names: [String: String] = [:], hosts: [APIHost] = []
+        names: [String: String] = [:], hosts: [APIHost] = [], prefix: String? = nil
     ) {
         self.url = url
         self.method = method
@@ -158,6 +160,7 @@ public struct Endpoint: Sendable, Hashable {
         self.answer = answer
         self.names = names
         self.hosts = hosts
+        self.prefix = prefix
     }
 }
 

@@ -40,6 +40,7 @@ OAUTH2_CLIENTS = {"client-1": "secret-1"}
 OAUTH1_CONSUMERS = {"ck-1": "cs-1"}
 
 OAUTH2_SUBJECT = "12345"
+XIAOMI_PREFIX = b"&&&START&&&"   # what Xiaomi's token endpoint puts before its JSON
 OAUTH2_PROFILE = {"id": 12345, "login": "octo", "name": "Octo Cat", "email": "octo@example.com"}
 OAUTH1_ACCOUNT = {"id": 42, "screen_name": "octo", "name": "Octo One"}
 
@@ -227,7 +228,7 @@ class ProviderHandler(MockHandler):
 
     ROUTES = {
         "/oauth2/authorize": ("handle_authorize", ("GET", "POST")),
-        "/oauth2/token": ("handle_token", ("POST",)),
+        "/oauth2/token": ("handle_token", ("GET", "POST")),
         "/oauth2/revoke": ("handle_revoke", ("POST",)),
         "/oauth2/user": ("handle_user", ("GET",)),
         "/oauth2/userinfo": ("handle_userinfo", ("GET", "POST")),
@@ -326,8 +327,9 @@ class ProviderHandler(MockHandler):
     # -- OAuth 2 token endpoint --
 
     def token_response(self, fields, lifetime, token_format):
-        """Success body in the configured format: JSON, form like GitHub's default, or JSON
-        wrapped in "data" like Douyin's ("wrapped")."""
+        """Success body in the configured format: JSON, form like GitHub's default, JSON
+        wrapped in "data" like Douyin's ("wrapped"), or JSON after Xiaomi's &&&START&&&
+        ("prefixed")."""
         if token_format == "form":
             return self.send(200, form_bytes(fields), "application/x-www-form-urlencoded; charset=utf-8", NO_STORE)
         document = {}
@@ -335,7 +337,13 @@ class ProviderHandler(MockHandler):
             document[name] = lifetime if name == "expires_in" else value
         if token_format == "wrapped":
             return self.send_json(200, {"data": document, "message": "success"}, NO_STORE)
+        if token_format == "prefixed":
+            return self.send_prefixed(200, document, NO_STORE)
         return self.send_json(200, document, NO_STORE)
+
+    def send_prefixed(self, status, document, headers):
+        body = XIAOMI_PREFIX + json.dumps(document).encode("utf-8")
+        return self.send(status, body, "application/json;charset=UTF-8", headers)
 
     def oauth2_error(self, status, error, description, basic=False):
         headers = list(NO_STORE)
@@ -348,6 +356,8 @@ class ProviderHandler(MockHandler):
             return self.send(status, body, "application/x-www-form-urlencoded; charset=utf-8", headers)
         if token_format == "wrapped":
             return self.send_json(status, {"data": {"error": error, "error_description": description}, "message": "error"}, headers)
+        if token_format == "prefixed":
+            return self.send_prefixed(status, {"error": error, "error_description": description}, headers)
         return self.send_json(status, {"error": error, "error_description": description}, headers)
 
     def authenticate_client(self, params):
@@ -389,8 +399,13 @@ class ProviderHandler(MockHandler):
         the 400 has been sent. In the "wrapped" token format the body must be a JSON object of
         strings instead, as providers of that kind (Square, Douyin) take."""
         with self.state.lock:
-            wants_json = self.state.config["token_format"] == "wrapped"
-        if wants_json:
+            token_format = self.state.config["token_format"]
+        # Xiaomi's token endpoint is a GET with the parameters in the query; the others POST.
+        if (self.method == "GET") != (token_format == "prefixed" and self.req_path == "/oauth2/token"):
+            return self.oauth2_error(405, "invalid_request", "Use POST" if self.method == "GET" else "Use GET")
+        if token_format == "prefixed" and self.req_path == "/oauth2/token":
+            return self.single_values(self.query)
+        if token_format == "wrapped":
             content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
             if content_type != "application/json":
                 return self.oauth2_error(400, "invalid_request", "Content-Type must be application/json")
@@ -864,8 +879,8 @@ class ProviderHandler(MockHandler):
         params, _ = self.single_values(pairs)
         updates = {}
         if "token_format" in params:
-            if params["token_format"] not in ("json", "form", "wrapped"):
-                return self.send_json(400, {"error": "token_format must be json, form or wrapped"})
+            if params["token_format"] not in ("json", "form", "wrapped", "prefixed"):
+                return self.send_json(400, {"error": "token_format must be json, form, wrapped or prefixed"})
             updates["token_format"] = params["token_format"]
         if "access_token_lifetime" in params:
             if not params["access_token_lifetime"].lstrip("-").isdigit():

@@ -205,6 +205,23 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
+    @Test("a token endpoint that takes a GET and puts &&&START&&& before its JSON (Xiaomi)")
+    func prefixedTokens() async throws {
+        let bench = try await LoginBench.start()
+        try await bench.mock.setTokenFormat("prefixed")
+        let message = try LoginBench.message(try await bench.login("mockprefixed", opts: #"{"state":"x"}"#))
+        let code = try #require(message["data"]?["code"]?.stringValue, "\(message)")
+        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        #expect(tokens.json?["access_token"]?.stringValue != nil, "\(String(decoding: tokens.body, as: UTF8.self))")
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
+        let refreshed = try await bench.post("/auth/refresh_token/mockprefixed", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])
+        #expect(refreshed.status == 200 && refreshed.json?["access_token"] != nil, "\(String(decoding: refreshed.body, as: UTF8.self))")
+        // The provider's error comes after the prefix too, and is still read.
+        let stale = try await bench.post("/auth/refresh_token/mockprefixed", form: ["token": "never-issued", "key": bench.key, "secret": bench.secret])
+        #expect(stale.status == 400 && stale.json?["data"]?["error"] == "invalid_grant", "\(String(decoding: stale.body, as: UTF8.self))")
+        try await bench.stop()
+    }
+
     @Test("OAuth 1.0a: signed request token, authorize, signed access token", arguments: TestStore.allCases)
     func oauth1(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())

@@ -53,6 +53,12 @@ struct LoginBench {
                  "profile": {"fetch": [{"url": "/graphql", "method": "POST", "body": "json", "query": {"query": "{ me { id name email } }"}}],
                              "fields": {"id": "data.me.id", "name": "data.me.name", "email": "data.me.email"}}}
                 """,
+            "mockprefixed": """
+                {"name": "Mock token answers after a prefix", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize",
+                            "access_token": {"url": "/oauth2/token", "method": "GET", "prefix": "&&&START&&&", "format": "json"},
+                            "refresh": {"url": "/oauth2/token", "method": "GET", "prefix": "&&&START&&&", "format": "json"}}}
+                """,
             "mockhost": """
                 {"name": "Mock API on a host the login names", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": {"url": "/oauth2/token", "extra": ["instance_url"]},
@@ -75,7 +81,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost"] {
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

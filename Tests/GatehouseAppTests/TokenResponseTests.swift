@@ -23,4 +23,17 @@ struct TokenResponseTests {
         #expect(error["error"] == "invalid_grant")
         #expect(TokenResponse.fields(of: answer(#"{"accessToken":"top"}"#), endpoint: endpoint)?["access_token"] == "top")
     }
+
+    @Test("a declared prefix before the JSON is dropped (Xiaomi's, as its documentation shows it); a numeric error code is kept")
+    func prefixed() throws {
+        let endpoint = Endpoint(url: "https://x/t", format: "json", prefix: "&&&START&&&")
+        let success = "&&&START&&&{\n\"access_token\": \"access token value\",\n\"expires_in\": 259200,\n\"refresh_token\": \"r\",\n\"token_type \": \"mac\",\n\"openId\":\"2.0XXXXXXXXX\"\n}"
+        let fields = try #require(TokenResponse.fields(of: answer(success), endpoint: endpoint))
+        #expect(fields["access_token"] == "access token value" && fields["openId"] == "2.0XXXXXXXXX")
+        #expect(TokenResponse.fields(of: answer("\r\n &&&START&&& {\"access_token\":\"a\"}"), endpoint: endpoint)?["access_token"] == "a")
+        #expect(TokenResponse.fields(of: answer(#"{"access_token":"plain"}"#), endpoint: endpoint)?["access_token"] == "plain", "no prefix: read as it is")
+        #expect(TokenResponse.fields(of: answer("&&&START&&&"), endpoint: endpoint) == nil)
+        let error = TokenResponse.fields(of: answer(#"&&&START&&&{"error": 96008, "error_description": "code expired"}"#), endpoint: endpoint)
+        #expect(TokenResponse.errorData(error) == .object(["error": 96008, "error_description": "code expired"]))
+    }
 }

@@ -39,11 +39,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         _ = try await child.control("POST /_reset", form: "")
     }
 
-    /// `GET /_config?token_format=...`: token responses as "json", "form", or "wrapped" (the
-    /// token endpoint then takes only JSON bodies and answers `{"data": {...}}`).
+    /// `GET /_config?token_format=...`: token responses as "json", "form", "wrapped" (the
+    /// token endpoint then takes only JSON bodies and answers `{"data": {...}}`) or "prefixed"
+    /// (Xiaomi's: a GET with the parameters in the query, answered `&&&START&&&{...}`).
     public func setTokenFormat(_ format: String) async throws {
-        guard ["json", "form", "wrapped"].contains(format) else {
-            throw MockProviderError("token format must be \"json\", \"form\" or \"wrapped\", not \"\(format)\"")
+        guard ["json", "form", "wrapped", "prefixed"].contains(format) else {
+            throw MockProviderError("token format must be \"json\", \"form\", \"wrapped\" or \"prefixed\", not \"\(format)\"")
         }
         _ = try await child.control("GET /_config?token_format=\(format)")
     }

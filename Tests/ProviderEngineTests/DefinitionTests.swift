@@ -95,6 +95,14 @@ struct DefinitionTests {
             == ["/oauth2/request/hosts: needs a url whose origin is a flow value ({{instance_url}}/…)"])
     }
 
+    @Test("a token answer's prefix is read, and must be 1 to 64 characters")
+    func prefix() throws {
+        let definition = try read(#"{"name":"X","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","method":"GET","prefix":"&&&START&&&"}}}"#).get()
+        #expect(definition.oauth2?.accessToken.prefix == "&&&START&&&")
+        #expect(defects(#"{"name":"X","oauth2":{"authorize":"https://x/a","access_token":{"url":"https://x/t","prefix":""}}}"#)
+            == ["/oauth2/access_token/prefix: must be 1 to 64 characters"])
+    }
+
     @Test("a login-named origin renders only when a listed host admits it")
     func learnedOrigin() {
         let hosts = ["https://*.salesforce.com", "https://www.zohoapis.eu", "http://127.0.0.1:8080"].compactMap(APIHost.init)

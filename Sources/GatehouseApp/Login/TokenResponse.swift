@@ -10,6 +10,8 @@ enum TokenResponse {
     /// send errors unwrapped, and an error must still be read).
     /// `names` then gives each OAuth field its value from the provider's own name for it.
     static func fields(of response: HTTPClientResponse, endpoint: Endpoint, defaultFormat: String? = nil) -> [String: JSONValue]? {
+        var response = response
+        if let prefix = endpoint.prefix { response.body = dropping(prefix, from: response.body) }
         guard var fields = fields(of: response, format: endpoint.format ?? defaultFormat) else { return nil }
         if let answer = endpoint.answer, let nested = answer.resolve(in: .object(fields))?.objectValue { fields = nested }
         for (name, theirs) in endpoint.names {
@@ -27,6 +29,14 @@ enum TokenResponse {
         if preferJSON { return json(response.body) ?? form(response.body) }
         if preferForm { return form(response.body) ?? json(response.body) }
         return json(response.body) ?? form(response.body)
+    }
+
+    /// `body` without the endpoint's `prefix` (after any leading whitespace), if it starts with it.
+    static func dropping(_ prefix: String, from body: [UInt8]) -> [UInt8] {
+        let marker = Array(prefix.utf8)
+        let start = body.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? body.endIndex
+        guard body[start...].starts(with: marker) else { return body }
+        return Array(body[(start + marker.count)...])
     }
 
     private static func json(_ body: [UInt8]) -> [String: JSONValue]? {
@@ -84,6 +94,8 @@ enum TokenResponse {
         for key in ["error", "error_description", "error_uri", "oauth_problem"] {
             if let value = fields[key]?.stringValue { data[key] = .string(String(value.prefix(500))) }
         }
+        // Some providers (Xiaomi) send a numeric error code.
+        if case .number(let code)? = fields["error"] { data["error"] = .number(code) }
         if let nested = fields["error"]?.objectValue {
             for key in ["message", "type", "code"] {
                 if let value = nested[key] { data[key] = value }

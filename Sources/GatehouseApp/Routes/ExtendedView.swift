@@ -37,6 +37,7 @@ enum ExtendedView {
         if endpoint.body != .form { object["body"] = .string(endpoint.body.rawValue) }
         if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
         if !endpoint.names.isEmpty { object["names"] = .object(endpoint.names.mapValues(JSONValue.string)) }
+        if let prefix = endpoint.prefix { object["prefix"] = .string(prefix) }
         if isRequest {
             object["required"] = .array(ProviderDefinition.requiredFields(of: endpoint).map(JSONValue.string))
             if endpoint.cors { object["cors"] = true }
