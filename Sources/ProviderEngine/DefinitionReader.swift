@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof",
+        "token_proof", "lookup",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
@@ -40,7 +40,7 @@ public struct DefinitionReader {
     private static let tokenFieldNames: Set<String> = [
         "access_token", "refresh_token", "expires_in", "token_type", "id_token", "scope", "error", "error_description",
     ]
-    private static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts", "prefix"]
+    static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts", "prefix"]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -141,10 +141,12 @@ public struct DefinitionReader {
             }
             if let name, let enabledBy { tokenProof = TokenProof(name: name, enabledBy: enabledBy) }
         }
+        let lookup = object["lookup"].flatMap { self.lookup($0, base: base) }
         guard let authorize, let accessToken else { return nil }
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
-            parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof)
+            parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
+            lookup: lookup)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {
@@ -192,7 +194,7 @@ public struct DefinitionReader {
 
     /// A string endpoint is a URL; an object spells out method, query, headers and format.
     /// Relative URLs (starting with `/`) are resolved against the provider's `url`.
-    private mutating func endpoint(_ value: JSONValue, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
+    mutating func endpoint(_ value: JSONValue, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
         if let text = value.stringValue {
             guard let url = resolve(text, base: base, at: path) else { return nil }
             return Endpoint(url: url, method: defaultMethod)
@@ -333,6 +335,7 @@ public struct DefinitionReader {
             check(oauth2.request, "/oauth2/request", oauth2.parameters)
             check(oauth2.refresh, "/oauth2/refresh", oauth2.parameters)
             check(oauth2.revoke, "/oauth2/revoke", oauth2.parameters)
+            check(oauth2.lookup?.endpoint, "/oauth2/lookup", oauth2.parameters)
         }
         if let oauth1 {
             for (endpoint, path) in [(oauth1.requestToken, "request_token"), (oauth1.authorize, "authorize"), (oauth1.accessToken, "access_token")] {

@@ -27,7 +27,12 @@ public enum ProfileEvaluator {
 
     /// The exports a step declares, evaluated over its body; empty values are left out.
     public static func exports(of step: ProfileStep, body: JSONValue, into exports: inout [String: JSONValue]) {
-        for (name, expression) in step.export {
+        Self.exports(step.export, body: body, into: &exports)
+    }
+
+    /// `export` evaluated over `body`; empty values are left out.
+    public static func exports(_ export: [String: ProfileExpression], body: JSONValue, into exports: inout [String: JSONValue]) {
+        for (name, expression) in export {
             if let value = evaluate(expression, document: body, exports: exports), !isEmpty(value) { exports[name] = value }
         }
     }

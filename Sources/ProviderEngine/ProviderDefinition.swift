@@ -64,6 +64,25 @@ public struct OAuth2Definition: Sendable, Hashable {
     public var clientAuthentication: ClientAuthentication
     /// A proof of the app secret sent beside the token on API calls (Facebook's `appsecret_proof`).
     public var tokenProof: TokenProof? = nil
+    /// A call made with the new token right after the code exchange, for what the token
+    /// answer lacks (Mailchimp's data centre, DocuSign's account host).
+    public var lookup: LoginLookup? = nil
+}
+
+/// `lookup`: one call with the fresh access token (`{{token}}`) whose `export`s join the login
+/// result beside the token fields, so the SDKs get them and, when `request` names them, send
+/// them back. The answer is JSON; a lookup that fails fails the login unless it is `optional`.
+public struct LoginLookup: Sendable, Hashable {
+    public var endpoint: Endpoint
+    /// Result field name → expression over the answer (the profile mapping's language).
+    public var export: [String: ProfileExpression]
+    public var optional: Bool
+
+    public init(endpoint: Endpoint, export: [String: ProfileExpression], optional: Bool = false) {
+        self.endpoint = endpoint
+        self.export = export
+        self.optional = optional
+    }
 }
 
 /// `token_proof`: when the keyset parameter `enabledBy` is true, every call that carries the

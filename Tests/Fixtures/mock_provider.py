@@ -232,6 +232,7 @@ class ProviderHandler(MockHandler):
         "/oauth2/revoke": ("handle_revoke", ("POST",)),
         "/oauth2/user": ("handle_user", ("GET",)),
         "/oauth2/userinfo": ("handle_userinfo", ("GET", "POST")),
+        "/oauth2/metadata": ("handle_metadata", ("GET",)),
         "/oauth2/graphql": ("handle_graphql", ("POST",)),
         "/oauth2/jwks": ("handle_jwks", ("GET",)),
         "/oauth1/request_token": ("handle_o1_request_token", ("POST",)),
@@ -591,12 +592,13 @@ class ProviderHandler(MockHandler):
         # Unknown or already revoked tokens also get 200 (RFC 7009 section 2.2).
         return self.send(200, b"", None, NO_STORE)
 
-    def bearer_record(self):
-        """(record, None) for a valid bearer token, else (None, 401 already sent)."""
+    def bearer_record(self, scheme_name="bearer"):
+        """The record of a valid bearer token, else None after the 401 has been sent.
+        Mailchimp's metadata endpoint takes the same token under the scheme "OAuth"."""
         authorization = self.headers.get("Authorization") or ""
         scheme, _, token = authorization.strip().partition(" ")
         token = token.strip()
-        if scheme.lower() != "bearer" or not token:
+        if scheme.lower() != scheme_name or not token:
             self.send_json(
                 401, {"error": "invalid_token", "error_description": "Missing bearer token"},
                 [("WWW-Authenticate", 'Bearer realm="mock"')],
@@ -622,6 +624,19 @@ class ProviderHandler(MockHandler):
         profile = dict(OAUTH2_PROFILE)
         profile["avatar_url"] = self.state.base_url + "/a.png"
         return self.send_json(200, profile, [("Cache-Control", "no-store")])
+
+    def handle_metadata(self):
+        """Mailchimp's login metadata: the account's data centre and the API host it serves
+        (here the mock itself), for a token sent as "Authorization: OAuth <token>"."""
+        self.state.count("user")
+        if self.bearer_record("oauth") is None:
+            return
+        return self.send_json(200, {
+            "dc": "us1", "role": "owner", "accountname": "Octo Shop", "user_id": OAUTH2_PROFILE["id"],
+            "login": {"email": OAUTH2_PROFILE["email"], "login_id": OAUTH2_PROFILE["id"], "login_name": OAUTH2_PROFILE["login"],
+                      "login_email": OAUTH2_PROFILE["email"]},
+            "login_url": "https://login.mailchimp.com", "api_endpoint": self.state.base_url,
+        }, [("Cache-Control", "no-store")])
 
     def handle_userinfo(self):
         self.state.count("user")

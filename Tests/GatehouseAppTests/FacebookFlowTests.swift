@@ -295,40 +295,4 @@ struct ProxyFlowTests {
         #expect(unsigned.status == 401)
         try await bench.stop()
     }
-
-    @Test("an API host the login names (Salesforce's instance_url): used only when the definition lists it")
-    func learnedHost() async throws {
-        let bench = try await LoginBench.start()
-        let message = try LoginBench.message(try await bench.login("mockhost", opts: #"{"state":"h","state_type":"client"}"#))
-        let token = try #require(message["data"]?["access_token"]?.stringValue)
-        #expect(message["data"]?["instance_url"]?.stringValue == bench.mock.baseURL, "the token answer's extra reaches the SDK")
-        #expect(message["data"]?["request"]?["required"] == .array(["instance_url"]), "so the SDK sends it back")
-        func call(_ path: String, instance: String?) async throws -> HTTPClientResponse {
-            var header = "k=\(bench.key)&access_token=\(token)"
-            if let instance { header += "&instance_url=" + PercentEncoding.encode(instance) }
-            return try await bench.get(bench.base + path, headers: [HTTPHeader(name: "oauthio", value: header)])
-        }
-        let relative = try await call("/request/mockhost/%2Fuser", instance: bench.mock.baseURL)
-        #expect(relative.status == 200, "\(String(decoding: relative.body, as: UTF8.self))")
-        let absolute = try await call("/request/mockhost/" + PercentEncoding.encode(bench.mock.baseURL + "/oauth2/user"), instance: bench.mock.baseURL + "/")
-        #expect(absolute.status == 200, "an absolute URL on the named host, and a trailing slash on the value")
-        let me = try await call("/auth/mockhost/me", instance: bench.mock.baseURL)
-        #expect(me.status == 200 && me.json?["data"]?["id"] == .number(12345), "\(String(decoding: me.body, as: UTF8.self))")
-
-        let missing = try await call("/request/mockhost/%2Fuser", instance: nil)
-        #expect(missing.status == 400 && missing.json?["message"]?.stringValue?.contains("instance_url") == true)
-        let port = try #require(bench.mock.baseURL.split(separator: ":").last)
-        let elsewhere = [
-            "http://localhost:\(port)", "https://127.0.0.1:\(port)", "http://127.0.0.1:1", "http://127.0.0.1:\(port)@evil.example",
-            "http://127.0.0.1:\(port)/other", "http://127.0.0.1:\(port)?x=1", "127.0.0.1:\(port)", "http://evil.example#127.0.0.1:\(port)",
-        ]
-        for instance in elsewhere {
-            let refused = try await call("/request/mockhost/%2Fuser", instance: instance)
-            #expect(refused.status == 400, "\(instance)")
-            #expect(refused.json?["message"]?.stringValue == "'instance_url' is not one of mockhost's API hosts", "\(instance)")
-            let profile = try await call("/auth/mockhost/me", instance: instance)
-            #expect(profile.status == 400, "\(instance)")
-        }
-        try await bench.stop()
-    }
 }

@@ -65,6 +65,23 @@ struct LoginBench {
                             "request": {"url": "{{instance_url}}/oauth2", "hosts": ["\(mock)"]}},
                  "profile": {"url": "/user", "fields": {"id": "id", "name": "name"}}}
                 """,
+            "mocklookup": """
+                {"name": "Mock lookup after the exchange", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "lookup": {"url": "/oauth2/metadata", "headers": {"Authorization": "OAuth {{token}}"},
+                                       "export": {"api_endpoint": "api_endpoint", "dc": "dc"}},
+                            "request": {"url": "{{api_endpoint}}/oauth2", "hosts": ["\(mock)"]}}}
+                """,
+            "mocklookupbad": """
+                {"name": "Mock lookup the provider refuses", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "lookup": {"url": "/oauth2/metadata", "export": {"api_endpoint": "api_endpoint"}}}}
+                """,
+            "mocklookupoptional": """
+                {"name": "Mock optional lookup the provider refuses", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "lookup": {"url": "/oauth2/metadata", "export": {"api_endpoint": "api_endpoint"}, "optional": true}}}
+                """,
             "mock1": """
                 {"name": "Mock OAuth 1", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
@@ -81,7 +98,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed"] {
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -103,6 +103,21 @@ struct DefinitionTests {
             == ["/oauth2/access_token/prefix: must be 1 to 64 characters"])
     }
 
+    @Test("a lookup is an endpoint plus the fields it exports to the login result")
+    func lookup() throws {
+        let base = #"{"name":"L","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","lookup":"#
+        let good = try read(base + #"{"url":"/meta","headers":{"Authorization":"OAuth {{token}}"},"export":{"api":"api_endpoint","n":{"first":["a","b"]}},"optional":true}}}"#).get()
+        let lookup = try #require(good.oauth2?.lookup)
+        #expect(lookup.endpoint.url == "https://x/meta" && lookup.endpoint.method == "GET" && lookup.optional)
+        #expect(lookup.export.keys.sorted() == ["api", "n"])
+        #expect(defects(base + #"{"url":"/meta"}}}"#) == ["/oauth2/lookup/export: required: an object naming the result fields the lookup adds"])
+        #expect(defects(base + #"{"url":"/meta","export":{"a":"a"},"fields":{}}}}"#) == ["/oauth2/lookup/fields: unknown key"])
+        #expect(defects(base + #"{"url":"{{host}}/meta","hosts":["https://x"],"export":{"a":"a"}}}}"#).sorted() == [
+            "/oauth2/lookup/hosts: only a request endpoint may list hosts",
+            "/oauth2/lookup/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name",
+        ])
+    }
+
     @Test("a login-named origin renders only when a listed host admits it")
     func learnedOrigin() {
         let hosts = ["https://*.salesforce.com", "https://www.zohoapis.eu", "http://127.0.0.1:8080"].compactMap(APIHost.init)

@@ -92,6 +92,14 @@ extension LoginService {
                 return failure(problem.message, problem.data)
             case .success(let fields): result = fields
             }
+            if let lookup = oauth2.lookup, let token = result["access_token"]?.stringValue {
+                switch await self.lookup(lookup, templates: templates, token: token, provider: provider) {
+                case .failure(let problem):
+                    if !lookup.optional { return failure(problem.message, problem.data) }
+                case .success(let values):
+                    for (name, value) in values where result[name] == nil { result[name] = value }
+                }
+            }
             for name in oauth2.authorize.extra { if let value = flow[name] { result[name] = .string(value) } }
             if isApple, let idToken = result["id_token"]?.stringValue {
                 do throws(AppleError) {

@@ -15,6 +15,10 @@ enum ExtendedView {
             if let request = oauth2.request { block["request"] = endpoint(request, isRequest: true) }
             if let refresh = oauth2.refresh { block["refresh"] = endpoint(refresh) }
             if let revoke = oauth2.revoke { block["revoke"] = endpoint(revoke) }
+            if let lookup = oauth2.lookup, case .object(var described) = endpoint(lookup.endpoint) {
+                described["export"] = .array(lookup.export.keys.sorted().map(JSONValue.string))
+                block["lookup"] = .object(described)
+            }
             object["oauth2"] = .object(block)
         }
         if let oauth1 = definition.normalisedOAuth1 {

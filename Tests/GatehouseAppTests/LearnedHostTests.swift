@@ -1,0 +1,70 @@
+import GatehouseCore
+import GatehouseTestSupport
+import HTTPClient
+import Testing
+
+/// Providers whose API host the login names: taken from the token answer (`extra`) or from a
+/// call made right after the exchange (`lookup`), and used only within the definition's `hosts`.
+@Suite("API hosts the login names", .serialized)
+struct LearnedHostTests {
+    @Test("an API host the login names (Salesforce's instance_url): used only when the definition lists it")
+    func learnedHost() async throws {
+        let bench = try await LoginBench.start()
+        let message = try LoginBench.message(try await bench.login("mockhost", opts: #"{"state":"h","state_type":"client"}"#))
+        let token = try #require(message["data"]?["access_token"]?.stringValue)
+        #expect(message["data"]?["instance_url"]?.stringValue == bench.mock.baseURL, "the token answer's extra reaches the SDK")
+        #expect(message["data"]?["request"]?["required"] == .array(["instance_url"]), "so the SDK sends it back")
+        func call(_ path: String, instance: String?) async throws -> HTTPClientResponse {
+            var header = "k=\(bench.key)&access_token=\(token)"
+            if let instance { header += "&instance_url=" + PercentEncoding.encode(instance) }
+            return try await bench.get(bench.base + path, headers: [HTTPHeader(name: "oauthio", value: header)])
+        }
+        let relative = try await call("/request/mockhost/%2Fuser", instance: bench.mock.baseURL)
+        #expect(relative.status == 200, "\(String(decoding: relative.body, as: UTF8.self))")
+        let absolute = try await call("/request/mockhost/" + PercentEncoding.encode(bench.mock.baseURL + "/oauth2/user"), instance: bench.mock.baseURL + "/")
+        #expect(absolute.status == 200, "an absolute URL on the named host, and a trailing slash on the value")
+        let me = try await call("/auth/mockhost/me", instance: bench.mock.baseURL)
+        #expect(me.status == 200 && me.json?["data"]?["id"] == .number(12345), "\(String(decoding: me.body, as: UTF8.self))")
+
+        let missing = try await call("/request/mockhost/%2Fuser", instance: nil)
+        #expect(missing.status == 400 && missing.json?["message"]?.stringValue?.contains("instance_url") == true)
+        let port = try #require(bench.mock.baseURL.split(separator: ":").last)
+        let elsewhere = [
+            "http://localhost:\(port)", "https://127.0.0.1:\(port)", "http://127.0.0.1:1", "http://127.0.0.1:\(port)@evil.example",
+            "http://127.0.0.1:\(port)/other", "http://127.0.0.1:\(port)?x=1", "127.0.0.1:\(port)", "http://evil.example#127.0.0.1:\(port)",
+        ]
+        for instance in elsewhere {
+            let refused = try await call("/request/mockhost/%2Fuser", instance: instance)
+            #expect(refused.status == 400, "\(instance)")
+            #expect(refused.json?["message"]?.stringValue == "'instance_url' is not one of mockhost's API hosts", "\(instance)")
+            let profile = try await call("/auth/mockhost/me", instance: instance)
+            #expect(profile.status == 400, "\(instance)")
+        }
+        try await bench.stop()
+    }
+
+    @Test("a lookup after the code exchange adds the API host to the result (Mailchimp's metadata); a failing one fails the login unless optional")
+    func lookup() async throws {
+        let bench = try await LoginBench.start()
+        let message = try LoginBench.message(try await bench.login("mocklookup", opts: #"{"state":"l","state_type":"client"}"#))
+        let token = try #require(message["data"]?["access_token"]?.stringValue, "\(message)")
+        #expect(message["data"]?["api_endpoint"]?.stringValue == bench.mock.baseURL && message["data"]?["dc"] == "us1")
+        #expect(message["data"]?["request"]?["required"] == .array(["api_endpoint"]))
+        let header = "k=\(bench.key)&access_token=\(token)&api_endpoint=" + PercentEncoding.encode(bench.mock.baseURL)
+        let user = try await bench.get(bench.base + "/request/mocklookup/%2Fuser", headers: [HTTPHeader(name: "oauthio", value: header)])
+        #expect(user.status == 200, "\(String(decoding: user.body, as: UTF8.self))")
+
+        // Server-side: the lookup's fields come back with the tokens from /auth/access_token.
+        let coded = try LoginBench.message(try await bench.login("mocklookup", opts: #"{"state":"s"}"#))
+        let code = try #require(coded["data"]?["code"]?.stringValue)
+        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        #expect(tokens.json?["api_endpoint"]?.stringValue == bench.mock.baseURL, "\(String(decoding: tokens.body, as: UTF8.self))")
+
+        let failed = try LoginBench.message(try await bench.login("mocklookupbad", opts: #"{"state":"f","state_type":"client"}"#))
+        #expect(failed["status"] == "error")
+        #expect(failed["message"]?.stringValue?.hasPrefix("Error during the 'lookup' step") == true, "\(failed)")
+        let tolerated = try LoginBench.message(try await bench.login("mocklookupoptional", opts: #"{"state":"o","state_type":"client"}"#))
+        #expect(tolerated["status"] == "success" && tolerated["data"]?["access_token"] != nil && tolerated["data"]?["api_endpoint"] == nil)
+        try await bench.stop()
+    }
+}
