@@ -271,7 +271,7 @@ struct ProxyFlowTests {
     @Test("OAuth 2 default Authorization: Bearer, OAuth 1 HMAC-SHA1 with oauthv=1, me without a mapping is 501")
     func generic() async throws {
         let bench = try await LoginBench.start()
-        let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"p","state_type":"client"}"#))
+        let message = try await bench.clientLogin("mock2", state: "p")
         let token = try #require(message["data"]?["access_token"]?.stringValue)
         let user = try await bench.get(bench.base + "/request/mock2/%2Fuser", headers: [HTTPHeader(name: "oauthio", value: "k=\(bench.key)&access_token=\(token)")])
         #expect(user.status == 200, "\(String(decoding: user.body, as: UTF8.self))")
@@ -281,7 +281,7 @@ struct ProxyFlowTests {
         let me = try await bench.get(bench.base + "/auth/mock2/me", headers: [HTTPHeader(name: "oauthio", value: "k=\(bench.key)&access_token=\(token)")])
         #expect(me.status == 501)
 
-        let signed = try LoginBench.message(try await bench.login("mock1", opts: #"{"state":"o1","state_type":"client"}"#))
+        let signed = try await bench.clientLogin("mock1", state: "o1")
         let oauthToken = try #require(signed["data"]?["oauth_token"]?.stringValue)
         let oauthSecret = try #require(signed["data"]?["oauth_token_secret"]?.stringValue)
         // Unencoded, as the iOS SDK sends it; the secret's '+' and '/' survive only if encoded,

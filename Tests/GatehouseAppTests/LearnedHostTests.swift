@@ -10,7 +10,7 @@ struct LearnedHostTests {
     @Test("an API host the login names (Salesforce's instance_url): used only when the definition lists it")
     func learnedHost() async throws {
         let bench = try await LoginBench.start()
-        let message = try LoginBench.message(try await bench.login("mockhost", opts: #"{"state":"h","state_type":"client"}"#))
+        let message = try await bench.clientLogin("mockhost", state: "h")
         let token = try #require(message["data"]?["access_token"]?.stringValue)
         #expect(message["data"]?["instance_url"]?.stringValue == bench.mock.baseURL, "the token answer's extra reaches the SDK")
         #expect(message["data"]?["request"]?["required"] == .array(["instance_url"]), "so the SDK sends it back")
@@ -46,7 +46,7 @@ struct LearnedHostTests {
     @Test("a lookup after the code exchange adds the API host to the result (Mailchimp's metadata); a failing one fails the login unless optional")
     func lookup() async throws {
         let bench = try await LoginBench.start()
-        let message = try LoginBench.message(try await bench.login("mocklookup", opts: #"{"state":"l","state_type":"client"}"#))
+        let message = try await bench.clientLogin("mocklookup", state: "l")
         let token = try #require(message["data"]?["access_token"]?.stringValue, "\(message)")
         #expect(message["data"]?["api_endpoint"]?.stringValue == bench.mock.baseURL && message["data"]?["dc"] == "us1")
         #expect(message["data"]?["request"]?["required"] == .array(["api_endpoint"]))
@@ -60,10 +60,10 @@ struct LearnedHostTests {
         let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
         #expect(tokens.json?["api_endpoint"]?.stringValue == bench.mock.baseURL, "\(String(decoding: tokens.body, as: UTF8.self))")
 
-        let failed = try LoginBench.message(try await bench.login("mocklookupbad", opts: #"{"state":"f","state_type":"client"}"#))
+        let failed = try await bench.clientLogin("mocklookupbad", state: "f")
         #expect(failed["status"] == "error")
         #expect(failed["message"]?.stringValue?.hasPrefix("Error during the 'lookup' step") == true, "\(failed)")
-        let tolerated = try LoginBench.message(try await bench.login("mocklookupoptional", opts: #"{"state":"o","state_type":"client"}"#))
+        let tolerated = try await bench.clientLogin("mocklookupoptional", state: "o")
         #expect(tolerated["status"] == "success" && tolerated["data"]?["access_token"] != nil && tolerated["data"]?["api_endpoint"] == nil)
         try await bench.stop()
     }

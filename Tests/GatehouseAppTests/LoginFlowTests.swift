@@ -225,7 +225,7 @@ struct LoginFlowTests {
     @Test("OAuth 1.0a: signed request token, authorize, signed access token", arguments: TestStore.allCases)
     func oauth1(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())
-        let message = try LoginBench.message(try await bench.login("mock1", opts: #"{"state":"o1","state_type":"client"}"#))
+        let message = try await bench.clientLogin("mock1", state: "o1")
         #expect(message["status"] == "success", "\(message)")
         let data = try #require(message["data"]?.objectValue)
         #expect(data["oauth_token"]?.stringValue?.isEmpty == false)
@@ -238,9 +238,9 @@ struct LoginFlowTests {
     @Test("PKCE S256, HTTP Basic client authentication and form_post callbacks", arguments: TestStore.allCases)
     func variants(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())
-        let basic = try LoginBench.message(try await bench.login("mockbasic", opts: #"{"state":"b","state_type":"client"}"#))
+        let basic = try await bench.clientLogin("mockbasic", state: "b")
         #expect(basic["status"] == "success", "\(basic)")
-        let posted = try LoginBench.message(try await bench.login("mockpost", opts: #"{"state":"p","state_type":"client"}"#))
+        let posted = try await bench.clientLogin("mockpost", state: "p")
         #expect(posted["status"] == "success", "\(posted)")
         let start = try await bench.get(bench.startURL("mockpkce", opts: #"{"state":"k","state_type":"client"}"#))
         let location = try #require(start.header("location"))

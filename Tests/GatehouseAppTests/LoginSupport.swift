@@ -137,6 +137,11 @@ struct LoginBench {
 
     /// Plays the browser: start, follow the provider's redirect (auto-consent), and return the
     /// gateway's final answer to the callback.
+    /// A popup login with a client-side state, as the JS SDK runs it: the message posted to the page.
+    func clientLogin(_ provider: String, state: String = "c") async throws -> JSONValue {
+        try LoginBench.message(try await login(provider, opts: #"{"state":"\#(state)","state_type":"client"}"#))
+    }
+
     func login(_ provider: String, opts: String? = nil, extra: [String: String] = [:]) async throws -> HTTPClientResponse {
         let start = try await get(startURL(provider, opts: opts, extra: extra))
         guard start.status == 302, let authorize = start.header("location") else {
