@@ -36,7 +36,7 @@ public struct APIHost: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// `scheme://host[:port]`, optionally with one trailing `/`, and nothing else: no
-/// credentials, path, query or fragment. Host names are letters, digits, `-` and `.` (and
+/// credentials, path, query or fragment (`LearnedOrigin` splits a path off first). Host names are letters, digits, `-` and `.` (and
 /// `*` for `APIHost`'s wildcard, refused in a learned value by `LearnedOrigin`).
 struct Origin: Sendable, Hashable {
     let scheme: String
@@ -108,18 +108,44 @@ struct LearnedOrigin: Sendable, Hashable {
         self.rest = String(rest)
     }
 
-    /// The origin `value` names (`https://na1.salesforce.com`), if one of `hosts` admits it.
+    /// The origin `value` names (`https://na1.salesforce.com`), if one of `hosts` admits it,
+    /// with the path the value may carry after it (Basecamp's `https://3.basecampapi.com/20418377`):
+    /// the caller may reach any path on an admitted host through `/request` anyway, so only
+    /// the host is guarded; the path is plain segments, without dot segments or escapes.
     func origin(from value: String, admittedBy hosts: [APIHost]) -> String? {
         guard !value.contains("*") else { return nil }
         let candidate: Origin?
+        var path = ""
         if let scheme {
             guard !value.contains("/") else { return nil }
             candidate = Origin(scheme + "://" + value)
         } else {
-            candidate = Origin(value)
+            var text = Substring(value)
+            if let separator = text.firstRange(of: "://"), let slash = text[separator.upperBound...].firstIndex(of: "/") {
+                path = String(text[slash...])
+                text = text[..<slash]
+                while path.hasSuffix("/") { path.removeLast() }
+                guard Self.isPlainPath(path) else { return nil }
+            }
+            candidate = Origin(String(text))
         }
         guard let candidate, hosts.contains(where: { $0.admits(candidate) }) else { return nil }
-        return candidate.text
+        return candidate.text + path
+    }
+
+    /// `/a/b-c/1.2`: segments of letters, digits and `-._~`, none of them `.` or `..`.
+    private static func isPlainPath(_ path: String) -> Bool {
+        path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().allSatisfy { segment in
+            !segment.isEmpty && segment != "." && segment != ".."
+                && segment.utf8.allSatisfy { byte in
+                    switch byte {
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                        UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                        true
+                    default: false
+                    }
+                }
+        }
     }
 }
 

@@ -31,7 +31,7 @@ struct LearnedHostTests {
         let port = try #require(bench.mock.baseURL.split(separator: ":").last)
         let elsewhere = [
             "http://localhost:\(port)", "https://127.0.0.1:\(port)", "http://127.0.0.1:1", "http://127.0.0.1:\(port)@evil.example",
-            "http://127.0.0.1:\(port)/other", "http://127.0.0.1:\(port)?x=1", "127.0.0.1:\(port)", "http://evil.example#127.0.0.1:\(port)",
+            "http://127.0.0.1:\(port)/a/../b", "http://127.0.0.1:\(port)?x=1", "127.0.0.1:\(port)", "http://evil.example#127.0.0.1:\(port)",
         ]
         for instance in elsewhere {
             let refused = try await call("/request/mockhost/%2Fuser", instance: instance)

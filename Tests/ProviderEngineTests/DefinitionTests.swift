@@ -128,11 +128,15 @@ struct DefinitionTests {
         #expect(render("{{ instance_url }}", "https://a.my.salesforce.com") == .url("https://a.my.salesforce.com"))
         #expect(render("https://{{instance_url}}/v4", "www.zohoapis.eu") == .url("https://www.zohoapis.eu/v4"))
         #expect(render("{{instance_url}}", "http://127.0.0.1:8080") == .url("http://127.0.0.1:8080"))
+        // A path after the admitted origin is kept: the caller could reach it through /request anyway.
+        #expect(render("{{instance_url}}/x", "https://a.salesforce.com/20418377/") == .url("https://a.salesforce.com/20418377/x"))
         #expect(render("{{instance_url}}/x", nil) == .missing(field: "instance_url"))
         #expect(render("{{instance_url}}/x", "") == .missing(field: "instance_url"))
         for refused in [
             "https://salesforce.com", "http://na1.salesforce.com", "https://na1.salesforce.com.evil.example", "https://evilsalesforce.com",
-            "https://na1.salesforce.com:444", "https://x@na1.salesforce.com", "https://na1.salesforce.com/path", "https://na1.salesforce.com?q",
+            "https://na1.salesforce.com:444", "https://x@na1.salesforce.com", "https://na1.salesforce.com/a/../b", "https://na1.salesforce.com?q",
+            "https://na1.salesforce.com/a%2f..", "https://na1.salesforce.com/a?b", "https://na1.salesforce.com/./a", "https://na1.salesforce.com//a",
+            "https://evil.example/na1.salesforce.com", "https://evil.example#/na1.salesforce.com",
             "https://*.salesforce.com", "https://www.zohoapis.eu.", "http://127.0.0.1", "https://na1.salesforce.com%2f", "na1.salesforce.com",
         ] {
             #expect(render("{{instance_url}}/x", refused) == .notAdmitted(field: "instance_url"), "\(refused)")
