@@ -36,8 +36,9 @@ public struct APIHost: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// `scheme://host[:port]`, optionally with one trailing `/`, and nothing else: no
-/// credentials, path, query or fragment (`LearnedOrigin` splits a path off first). Host names are letters, digits, `-` and `.` (and
-/// `*` for `APIHost`'s wildcard, refused in a learned value by `LearnedOrigin`).
+/// credentials, path, query or fragment (`LearnedOrigin` splits a path off first). Host names
+/// are letters, digits, `-` and `.` (and `*` for `APIHost`'s wildcard, refused in a learned
+/// value by `LearnedOrigin`).
 struct Origin: Sendable, Hashable {
     let scheme: String
     let host: String
@@ -53,9 +54,8 @@ struct Origin: Sendable, Hashable {
         var port: Int?
         if let colon = authority.lastIndex(of: ":") {
             let digits = authority[authority.index(after: colon)...]
-            guard (1...5).contains(digits.count), digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int(digits), (1...65535).contains(value) else {
-                return nil
-            }
+            let isNumber = (1...5).contains(digits.count) && digits.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            guard isNumber, let value = Int(digits), (1...65535).contains(value) else { return nil }
             port = value
             authority = authority[..<colon]
         }

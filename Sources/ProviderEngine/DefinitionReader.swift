@@ -40,7 +40,9 @@ public struct DefinitionReader {
     private static let tokenFieldNames: Set<String> = [
         "access_token", "refresh_token", "expires_in", "token_type", "id_token", "scope", "error", "error_description",
     ]
-    static let endpointKeys: Set<String> = ["url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts", "prefix"]
+    static let endpointKeys: Set<String> = [
+        "url", "method", "query", "headers", "format", "extra", "cors", "body", "answer", "names", "hosts", "prefix",
+    ]
     private static let parameterKeys: Set<String> = ["type", "values", "separator", "cardinality", "scope", "default"]
     private static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 

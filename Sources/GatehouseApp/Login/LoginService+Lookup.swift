@@ -16,12 +16,14 @@ extension LoginService {
             response = try await outbound.execute(request)
         } catch {
             context.metrics.upstream.increment(provider, "lookup", "unreachable")
-            return .failure(ProviderProblem(message: "Error during the 'lookup' step (the provider did not answer: \(error.shortDescription))", data: .null))
+            let message = "Error during the 'lookup' step (the provider did not answer: \(error.shortDescription))"
+            return .failure(ProviderProblem(message: message, data: .null))
         }
         guard (200..<300).contains(response.status), let body = JSONValue.parse(response.body), body.objectValue != nil else {
             context.metrics.upstream.increment(provider, "lookup", "error")
             let data = TokenResponse.errorData(JSONValue.parse(response.body)?.objectValue)
-            return .failure(ProviderProblem(message: "Error during the 'lookup' step (\(TokenResponse.reason(data, status: response.status)))", data: data))
+            let message = "Error during the 'lookup' step (\(TokenResponse.reason(data, status: response.status)))"
+            return .failure(ProviderProblem(message: message, data: data))
         }
         context.metrics.upstream.increment(provider, "lookup", "ok")
         var exports: [String: JSONValue] = [:]
