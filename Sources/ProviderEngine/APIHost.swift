@@ -1,8 +1,8 @@
-/// A host a provider's API may be reached on when the login, not the definition, names it:
-/// Salesforce's `instance_url`, Zoho's `api_domain`, Wrike's `host`. Such a request URL takes
-/// its origin from a flow value that the caller sends back in the `oauthio` header, so the
-/// value is used only if one of the definition's `hosts` admits it: otherwise a caller could
-/// send the user's token, or a request signed with the app's secret, anywhere.
+/// A host a provider may be reached on when the login, not the definition, names it:
+/// Salesforce's `instance_url` and Wrike's `host` (token answers), Kommo's `referer` (the
+/// callback). Such a URL takes its origin from a flow value that a caller, a callback or the
+/// backend sends, so the value is used only if one of the endpoint's `hosts` admits it:
+/// otherwise the user's token, the code or the app's secret could be sent anywhere.
 ///
 /// Written `https://api.example.com`, or `https://*.example.com` for any name under
 /// `example.com` (not `example.com` itself), with an optional port.
@@ -146,6 +146,13 @@ struct LearnedOrigin: Sendable, Hashable {
                     }
                 }
         }
+    }
+}
+
+extension Endpoint {
+    /// The flow value that names this endpoint's host (`instance_url`), when it lists `hosts`.
+    public var learnedHostField: String? {
+        hosts.isEmpty ? nil : LearnedOrigin(template: url)?.name
     }
 }
 

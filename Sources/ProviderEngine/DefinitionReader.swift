@@ -302,16 +302,18 @@ public struct DefinitionReader {
     /// that lists the hosts it may name: it comes from callers, callbacks and answers, and
     /// where it chooses the host it chooses who receives the secret or the token.
     private mutating func checkHost(_ endpoint: Endpoint, _ path: String) {
-        let isRequest = path.hasSuffix("/request")
-        if !endpoint.hosts.isEmpty, !isRequest {
-            defect(path + "/hosts", "only a request endpoint may list hosts")
+        // The endpoints that carry the token or the secret; an authorize URL or a lookup has
+        // no login-named value to take its host from.
+        let mayLearn = ["/request", "/access_token", "/refresh", "/revoke"].contains { path.hasSuffix($0) }
+        if !endpoint.hosts.isEmpty, !mayLearn {
+            defect(path + "/hosts", "only request, access_token, refresh and revoke endpoints may list hosts")
         }
         guard Template.flowValueChoosesHost(endpoint.url) else {
-            if !endpoint.hosts.isEmpty, isRequest { defect(path + "/hosts", "needs a url whose origin is a flow value ({{instance_url}}/…)") }
+            if !endpoint.hosts.isEmpty, mayLearn { defect(path + "/hosts", "needs a url whose origin is a flow value ({{instance_url}}/…)") }
             return
         }
-        if !isRequest || endpoint.hosts.isEmpty {
-            defect(path + "/url", "a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name")
+        if !mayLearn || endpoint.hosts.isEmpty {
+            defect(path + "/url", "a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name")
         } else if LearnedOrigin(template: endpoint.url) == nil {
             defect(path + "/url", "a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path")
         }

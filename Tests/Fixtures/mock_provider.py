@@ -323,7 +323,10 @@ class ProviderHandler(MockHandler):
                 "used": False,
                 "grant": None,
             }
-        return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state)])
+        # pCloud and Kommo name, in the callback, the host whose token endpoint redeems the code;
+        # here that is the mock itself.
+        host = urllib.parse.urlsplit(self.state.base_url).netloc
+        return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state), ("hostname", host)])
 
     # -- OAuth 2 token endpoint --
 
@@ -1019,8 +1022,9 @@ class SelfTest(SelfTestBase):
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         self.check("authorize 302 to redirect_uri", authorize.status == 302
                    and location.startswith(redirect + "?code="), location)
-        self.check("authorize returns code then state, state echoed exactly",
-                   [name for name, _ in query] == ["code", "state"] and query[1][1] == odd_state, query)
+        self.check("authorize returns code, state (echoed exactly), then the token host",
+                   [name for name, _ in query] == ["code", "state", "hostname"] and query[1][1] == odd_state
+                   and query[2][1] == urllib.parse.urlsplit(base).netloc, query)
         code = dict(query).get("code", "")
 
         basic = "Basic " + base64.b64encode(b"client-1:secret-1").decode()

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPClient
@@ -65,6 +66,45 @@ struct LearnedHostTests {
         #expect(failed["message"]?.stringValue?.hasPrefix("Error during the 'lookup' step") == true, "\(failed)")
         let tolerated = try await bench.clientLogin("mocklookupoptional", state: "o")
         #expect(tolerated["status"] == "success" && tolerated["data"]?["access_token"] != nil && tolerated["data"]?["api_endpoint"] == nil)
+        try await bench.stop()
+    }
+
+    @Test("a token endpoint on the host the callback names (pCloud, Kommo): used within hosts; refresh takes it from the request")
+    func callbackHost() async throws {
+        let bench = try await LoginBench.start()
+        let host = try #require(bench.mock.baseURL.split(separator: "/").last.map(String.init))
+        let coded = try LoginBench.message(try await bench.login("mockcbhost", opts: #"{"state":"t"}"#))
+        let code = try #require(coded["data"]?["code"]?.stringValue, "\(coded)")
+        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue, "\(String(decoding: tokens.body, as: UTF8.self))")
+        #expect(tokens.json?["hostname"]?.stringValue == host, "the host goes to the backend, for refresh")
+
+        func refresh(_ hostname: String?) async throws -> HTTPClientResponse {
+            var form = ["token": refreshToken, "key": bench.key, "secret": bench.secret]
+            form["hostname"] = hostname
+            return try await bench.post("/auth/refresh_token/mockcbhost", form: form)
+        }
+        let missing = try await refresh(nil)
+        #expect(missing.status == 400 && missing.json?["message"] == "The request has no 'hostname', which names mockcbhost's host")
+        let elsewhere = try await refresh("localhost:" + (host.split(separator: ":").last.map(String.init) ?? ""))
+        #expect(elsewhere.status == 400 && elsewhere.json?["message"] == "'hostname' is not one of mockcbhost's hosts")
+        let renewed = try await refresh(host)
+        #expect(renewed.status == 200 && renewed.json?["access_token"] != nil, "\(String(decoding: renewed.body, as: UTF8.self))")
+        let revokeForm = ["token": try #require(renewed.json?["access_token"]?.stringValue), "key": bench.key, "secret": bench.secret]
+        let unnamed = try await bench.post("/auth/revoke/mockcbhost", form: revokeForm)
+        #expect(unnamed.status == 400 && unnamed.json?["error_description"] == "The request has no 'hostname', which names mockcbhost's host")
+        var named = revokeForm
+        named["hostname"] = host
+        let revoked = try await bench.post("/auth/revoke/mockcbhost", form: named)
+        #expect(revoked.status == 200 && revoked.json?["revoked"] == true, "\(String(decoding: revoked.body, as: UTF8.self))")
+
+        // A callback whose host was changed on the way: the code is never sent there.
+        let start = try await bench.get(bench.startURL("mockcbhost", opts: #"{"state":"x","state_type":"client"}"#))
+        let consent = try await bench.get(try #require(start.header("location")))
+        let callback = try #require(consent.header("location"))
+        #expect(callback.contains("hostname=127.0.0.1"))
+        let tampered = try LoginBench.message(try await bench.get(callback.replacingOccurrences(of: "hostname=127.0.0.1", with: "hostname=localhost")))
+        #expect(tampered["status"] == "error" && tampered["message"] == "'hostname' is not one of mockcbhost's hosts", "\(tampered)")
         try await bench.stop()
     }
 }

@@ -82,6 +82,14 @@ struct LoginBench {
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
                             "lookup": {"url": "/oauth2/metadata", "export": {"api_endpoint": "api_endpoint"}, "optional": true}}}
                 """,
+            "mockcbhost": """
+                {"name": "Mock token endpoint on the host the callback names", "url": "\(mock)",
+                 "oauth2": {"authorize": {"url": "/oauth2/authorize", "extra": ["hostname"]},
+                            "access_token": {"url": "http://{{hostname}}/oauth2/token", "hosts": ["\(mock)"]},
+                            "refresh": {"url": "http://{{hostname}}/oauth2/token", "hosts": ["\(mock)"]},
+                            "revoke": {"url": "http://{{hostname}}/oauth2/revoke", "hosts": ["\(mock)"],
+                                       "query": {"token": "{{token}}", "client_id": "{client_id}", "client_secret": "{client_secret}"}}}}
+                """,
             "mock1": """
                 {"name": "Mock OAuth 1", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
@@ -98,7 +106,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional"] {
+        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

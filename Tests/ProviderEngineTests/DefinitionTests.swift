@@ -61,7 +61,7 @@ struct DefinitionTests {
     @Test("a flow value may not choose an endpoint's or a profile step's host; a keyset value may")
     func flowValueHost() {
         let found = defects(#"{"name":"H","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":"https://{{host}}/api","parameters":{"client_id":"string","client_secret":"string","domain":"string"}},"profile":{"fetch":[{"url":"{{href}}/me"}],"fields":{"id":"id"}}}"#)
-        #expect(found.contains("/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name"), "\(found)")
+        #expect(found.contains("/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name"), "\(found)")
         #expect(found.contains("/profile/fetch/0/url: a flow value ({{…}}) cannot choose the host: it would choose who gets the token"), "\(found)")
         #expect(defects(#"{"name":"K","oauth2":{"authorize":"https://{domain}/a","access_token":"https://{domain}/t/{{code}}","parameters":{"client_id":"string","client_secret":"string","domain":"string"}}}"#).isEmpty)
     }
@@ -76,18 +76,23 @@ struct DefinitionTests {
         #expect(definition.oauth2?.request?.hosts.map(\.description) == ["https://*.example.com", "https://api.example.org:8443"])
         #expect(definition.profileMapping?.steps.map(\.url) == ["{{instance_url}}/services/me", "{{instance_url}}/id"])
         #expect(defects(#"{"name":"W","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://{{host}}/api/v4","hosts":["https://www.example.com"]}}}"#).isEmpty)
+        // A token endpoint on the host the callback names (pCloud, Kommo), within its hosts.
+        let callbackHost = try read(
+            #"{"name":"K","oauth2":{"authorize":{"url":"https://x/a","extra":["referer"]},"#
+                + #""access_token":{"url":"https://{{referer}}/oauth2/access_token","hosts":["https://*.kommo.com"]}}}"#).get()
+        #expect(callbackHost.oauth2?.accessToken.learnedHostField == "referer")
 
         let found = defects(
             #"{"name":"B","oauth2":{"authorize":{"url":"https://x/a","hosts":["https://x"]},"access_token":"https://x/t","#
                 + #""request":{"url":"https://api.{{region}}.example.com","hosts":["https://*.com","ftp://x","https://x/path","https://a.*.b"]}}}"#)
         // With no valid host left, the URL is judged as one without hosts.
         #expect(found.sorted() == [
-            "/oauth2/authorize/hosts: only a request endpoint may list hosts",
+            "/oauth2/authorize/hosts: only request, access_token, refresh and revoke endpoints may list hosts",
             "/oauth2/request/hosts/0: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/hosts/1: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/hosts/2: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/hosts/3: must be an origin such as https://api.example.com or https://*.example.com",
-            "/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name",
+            "/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name",
         ], "\(found)")
         #expect(defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://api.{{region}}.example.com","hosts":["https://x"]}}}"#)
             == ["/oauth2/request/url: a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path"])
@@ -113,8 +118,8 @@ struct DefinitionTests {
         #expect(defects(base + #"{"url":"/meta"}}}"#) == ["/oauth2/lookup/export: required: an object naming the result fields the lookup adds"])
         #expect(defects(base + #"{"url":"/meta","export":{"a":"a"},"fields":{}}}}"#) == ["/oauth2/lookup/fields: unknown key"])
         #expect(defects(base + #"{"url":"{{host}}/meta","hosts":["https://x"],"export":{"a":"a"}}}}"#).sorted() == [
-            "/oauth2/lookup/hosts: only a request endpoint may list hosts",
-            "/oauth2/lookup/url: a flow value ({{…}}) cannot choose the host unless a request endpoint lists the hosts it may name",
+            "/oauth2/lookup/hosts: only request, access_token, refresh and revoke endpoints may list hosts",
+            "/oauth2/lookup/url: a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name",
         ])
     }
 

@@ -18,7 +18,12 @@ enum EndpointRequest {
             pairs.append((name, value))
         }
         let encoded = pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-        var url = Template.renderURL(endpoint.url, context)
+        // A login-named host was checked by `hostRefusal` before any request was built.
+        var url: String
+        switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
+        case .url(let rendered): url = rendered
+        case .missing, .notAdmitted: url = Template.renderURL(endpoint.url, context)
+        }
         var headers: [HTTPHeader] = []
         for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
             let value = Template.render(template, context)
@@ -40,6 +45,16 @@ enum EndpointRequest {
             headers.append(HTTPHeader(name: "Accept", value: accept))
         }
         return HTTPClientRequest(method: endpoint.method, url: url, headers: headers, body: body, timeout: .seconds(15))
+    }
+
+    /// Why `endpoint`'s host, named by a flow value from `source` (the callback, the request),
+    /// cannot be used; nil when it can, or when the definition fixes the host.
+    static func hostRefusal(_ endpoint: Endpoint, context: TemplateContext, provider: String, source: String) -> String? {
+        switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
+        case .url: nil
+        case .missing(let field): "The \(source) has no '\(field)', which names \(provider)'s host"
+        case .notAdmitted(let field): "'\(field)' is not one of \(provider)'s hosts"
+        }
     }
 
     /// `pairs` as a JSON object of strings; the first of a repeated name wins, as a definition's

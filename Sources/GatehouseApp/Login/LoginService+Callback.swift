@@ -171,6 +171,9 @@ extension LoginService {
         if oauth2.clientAuthentication == .basic {
             headers.append(Self.basicAuthorization(templates))
         }
+        if let refusal = EndpointRequest.hostRefusal(oauth2.accessToken, context: templates, provider: provider, source: "callback") {
+            return .failure(ProviderProblem(message: refusal, data: .null))
+        }
         let request = EndpointRequest.make(oauth2.accessToken, context: templates, extraHeaders: headers)
         return await tokenCall(request, endpoint: oauth2.accessToken, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
     }

@@ -86,7 +86,15 @@ extension LoginService {
             }
         }
         // `token` too: Facebook's refresh is an `fb_exchange_token` of the current access token.
-        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["refresh_token": token, "token": token])
+        // `callback` for providers that want the redirect URI again (Kommo, Xiaomi); a login's own
+        // `?state=` suffix is long gone, so it is the plain callback URL.
+        var flow = ["refresh_token": token, "token": token, "callback": callbackURL]
+        // A refresh endpoint on a login-named host (Kommo's account domain) takes it from the request.
+        if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
+        let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
+        if let refusal = EndpointRequest.hostRefusal(endpoint, context: templates, provider: provider, source: "request") {
+            return JSend.error(400, refusal)
+        }
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
         var outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
@@ -178,7 +186,11 @@ extension LoginService {
         }
         var flow = ["token": token]
         if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
+        if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
+        if let refusal = EndpointRequest.hostRefusal(endpoint, context: templates, provider: provider, source: "request") {
+            return .error(400, "invalid_request", refusal)
+        }
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
         var revocation = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &revocation)
