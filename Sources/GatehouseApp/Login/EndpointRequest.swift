@@ -50,7 +50,8 @@ enum EndpointRequest {
     /// Why `endpoint`'s host, named by a flow value from `source` (the callback, the request),
     /// cannot be used; nil when it can, or when the definition fixes the host.
     static func hostRefusal(_ endpoint: Endpoint, context: TemplateContext, provider: String, source: String) -> String? {
-        switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
+        guard !endpoint.hosts.isEmpty else { return nil }
+        return switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
         case .url: nil
         case .missing(let field): "The \(source) has no '\(field)', which names \(provider)'s host"
         case .notAdmitted(let field): "'\(field)' is not one of \(provider)'s hosts"
