@@ -56,7 +56,8 @@ struct Origin: Sendable, Hashable {
             let digits = authority[authority.index(after: colon)...]
             let isNumber = (1...5).contains(digits.count) && digits.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
             guard isNumber, let value = Int(digits), (1...65535).contains(value) else { return nil }
-            port = value
+            // The scheme's own port is no port: `https://x:443` is `https://x`.
+            port = value == (scheme == "https" ? 443 : 80) ? nil : value
             authority = authority[..<colon]
         }
         let host = authority.lowercased()

@@ -133,6 +133,7 @@ struct DefinitionTests {
         #expect(render("{{ instance_url }}", "https://a.my.salesforce.com") == .url("https://a.my.salesforce.com"))
         #expect(render("https://{{instance_url}}/v4", "www.zohoapis.eu") == .url("https://www.zohoapis.eu/v4"))
         #expect(render("{{instance_url}}", "http://127.0.0.1:8080") == .url("http://127.0.0.1:8080"))
+        #expect(render("{{instance_url}}", "https://na1.salesforce.com:443") == .url("https://na1.salesforce.com"), "the scheme's own port")
         // A path after the admitted origin is kept: the caller could reach it through /request anyway.
         #expect(render("{{instance_url}}/x", "https://a.salesforce.com/20418377/") == .url("https://a.salesforce.com/20418377/x"))
         #expect(render("{{instance_url}}/x", nil) == .missing(field: "instance_url"))
