@@ -298,15 +298,14 @@ public struct DefinitionReader {
         return result
     }
 
-    /// A flow value may choose an endpoint's host only as the whole origin of a `request` URL
-    /// that lists the hosts it may name: it comes from callers, callbacks and answers, and
-    /// where it chooses the host it chooses who receives the secret or the token.
-    private mutating func checkHost(_ endpoint: Endpoint, _ path: String) {
-        // The endpoints that carry the token or the secret; an authorize URL or a lookup has
-        // no login-named value to take its host from.
-        let mayLearn = ["/request", "/access_token", "/refresh", "/revoke"].contains { path.hasSuffix($0) }
+    /// A flow value may choose an endpoint's host only as the whole origin of a URL whose
+    /// endpoint lists the hosts it may name: it comes from callers, callbacks and answers, and
+    /// where it chooses the host it chooses who receives the secret or the token. `mayLearn`
+    /// marks the endpoints whose callers check that value: both `request`s and OAuth 2's
+    /// `access_token`, `refresh` and `revoke`.
+    private mutating func checkHost(_ endpoint: Endpoint, _ path: String, mayLearn: Bool) {
         if !endpoint.hosts.isEmpty, !mayLearn {
-            defect(path + "/hosts", "only request, access_token, refresh and revoke endpoints may list hosts")
+            defect(path + "/hosts", "only request and OAuth 2 access_token, refresh and revoke endpoints may list hosts")
         }
         guard Template.flowValueChoosesHost(endpoint.url) else {
             if !endpoint.hosts.isEmpty, mayLearn { defect(path + "/hosts", "needs a url whose origin is a flow value ({{instance_url}}/…)") }
@@ -321,9 +320,9 @@ public struct DefinitionReader {
 
     /// `{x}` must name a declared parameter: anything else would silently render empty.
     private mutating func checkKeysetReferences(oauth2: OAuth2Definition?, oauth1: OAuth1Definition?) {
-        func check(_ endpoint: Endpoint?, _ path: String, _ parameters: [String: Parameter]) {
+        func check(_ endpoint: Endpoint?, _ path: String, _ parameters: [String: Parameter], mayLearnHost: Bool = false) {
             guard let endpoint else { return }
-            checkHost(endpoint, path)
+            checkHost(endpoint, path, mayLearn: mayLearnHost)
             let texts = [("url", endpoint.url)] + (endpoint.query ?? [:]).map { ("query/\($0.key)", $0.value) }
                 + (endpoint.headers ?? [:]).map { ("headers/\($0.key)", $0.value) }
             for (place, text) in texts.sorted(by: { $0.0 < $1.0 }) {
@@ -333,19 +332,18 @@ public struct DefinitionReader {
             }
         }
         if let oauth2 {
-            for (endpoint, path) in [(oauth2.authorize, "authorize"), (oauth2.accessToken, "access_token")] {
-                check(endpoint, "/oauth2/" + path, oauth2.parameters)
-            }
-            check(oauth2.request, "/oauth2/request", oauth2.parameters)
-            check(oauth2.refresh, "/oauth2/refresh", oauth2.parameters)
-            check(oauth2.revoke, "/oauth2/revoke", oauth2.parameters)
+            check(oauth2.authorize, "/oauth2/authorize", oauth2.parameters)
+            check(oauth2.accessToken, "/oauth2/access_token", oauth2.parameters, mayLearnHost: true)
+            check(oauth2.request, "/oauth2/request", oauth2.parameters, mayLearnHost: true)
+            check(oauth2.refresh, "/oauth2/refresh", oauth2.parameters, mayLearnHost: true)
+            check(oauth2.revoke, "/oauth2/revoke", oauth2.parameters, mayLearnHost: true)
             check(oauth2.lookup?.endpoint, "/oauth2/lookup", oauth2.parameters)
         }
         if let oauth1 {
             for (endpoint, path) in [(oauth1.requestToken, "request_token"), (oauth1.authorize, "authorize"), (oauth1.accessToken, "access_token")] {
                 check(endpoint, "/oauth1/" + path, oauth1.parameters)
             }
-            check(oauth1.request, "/oauth1/request", oauth1.parameters)
+            check(oauth1.request, "/oauth1/request", oauth1.parameters, mayLearnHost: true)
         }
     }
 }

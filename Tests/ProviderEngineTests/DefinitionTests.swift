@@ -81,13 +81,18 @@ struct DefinitionTests {
             #"{"name":"K","oauth2":{"authorize":{"url":"https://x/a","extra":["referer"]},"#
                 + #""access_token":{"url":"https://{{referer}}/oauth2/access_token","hosts":["https://*.kommo.com"]}}}"#).get()
         #expect(callbackHost.oauth2?.accessToken.learnedHostField == "referer")
+        // OAuth 1.0a's token exchange does not check a named host, so it may not have one.
+        let oauth1 = defects(
+            #"{"name":"O","oauth1":{"request_token":"https://x/rt","authorize":{"url":"https://x/a","extra":["host"]},"#
+                + #""access_token":{"url":"https://{{host}}/at","hosts":["https://*.example.com"]}}}"#)
+        #expect(oauth1.contains("/oauth1/access_token/hosts: only request and OAuth 2 access_token, refresh and revoke endpoints may list hosts"), "\(oauth1)")
 
         let found = defects(
             #"{"name":"B","oauth2":{"authorize":{"url":"https://x/a","hosts":["https://x"]},"access_token":"https://x/t","#
                 + #""request":{"url":"https://api.{{region}}.example.com","hosts":["https://*.com","ftp://x","https://x/path","https://a.*.b"]}}}"#)
         // With no valid host left, the URL is judged as one without hosts.
         #expect(found.sorted() == [
-            "/oauth2/authorize/hosts: only request, access_token, refresh and revoke endpoints may list hosts",
+            "/oauth2/authorize/hosts: only request and OAuth 2 access_token, refresh and revoke endpoints may list hosts",
             "/oauth2/request/hosts/0: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/hosts/1: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/hosts/2: must be an origin such as https://api.example.com or https://*.example.com",
@@ -118,7 +123,7 @@ struct DefinitionTests {
         #expect(defects(base + #"{"url":"/meta"}}}"#) == ["/oauth2/lookup/export: required: an object naming the result fields the lookup adds"])
         #expect(defects(base + #"{"url":"/meta","export":{"a":"a"},"fields":{}}}}"#) == ["/oauth2/lookup/fields: unknown key"])
         #expect(defects(base + #"{"url":"{{host}}/meta","hosts":["https://x"],"export":{"a":"a"}}}}"#).sorted() == [
-            "/oauth2/lookup/hosts: only request, access_token, refresh and revoke endpoints may list hosts",
+            "/oauth2/lookup/hosts: only request and OAuth 2 access_token, refresh and revoke endpoints may list hosts",
             "/oauth2/lookup/url: a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name",
         ])
     }
