@@ -6,8 +6,11 @@ internal import ProviderEngine
 /// dropped (as OAuth.io does), the query in the URL for GET and DELETE, and otherwise a form
 /// body, or a JSON object of strings where the definition says `"body": "json"`.
 enum EndpointRequest {
+    /// `url` is the endpoint's URL as `url(_:context:provider:source:)` rendered it, for an
+    /// endpoint that may list `hosts`; without it the definition's URL is rendered here.
     static func make(
-        _ endpoint: Endpoint, context: TemplateContext, extraHeaders: [HTTPHeader] = [], extraQuery: [String: String] = [:]
+        _ endpoint: Endpoint, url: String? = nil, context: TemplateContext, extraHeaders: [HTTPHeader] = [],
+        extraQuery: [String: String] = [:]
     ) -> HTTPClientRequest {
         var pairs: [(String, String)] = []
         for (name, template) in (endpoint.query ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -18,12 +21,7 @@ enum EndpointRequest {
             pairs.append((name, value))
         }
         let encoded = pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-        // A login-named host was checked by `hostRefusal` before any request was built.
-        var url: String
-        switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
-        case .url(let rendered): url = rendered
-        case .missing, .notAdmitted: url = Template.renderURL(endpoint.url, context)
-        }
+        var url = url ?? Template.renderURL(endpoint.url, context)
         var headers: [HTTPHeader] = []
         for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
             let value = Template.render(template, context)
@@ -47,15 +45,19 @@ enum EndpointRequest {
         return HTTPClientRequest(method: endpoint.method, url: url, headers: headers, body: body, timeout: .seconds(15))
     }
 
-    /// Why `endpoint`'s host, named by a flow value from `source` (the callback, the request),
-    /// cannot be used; nil when it can, or when the definition fixes the host.
-    static func hostRefusal(_ endpoint: Endpoint, context: TemplateContext, provider: String, source: String) -> String? {
-        guard !endpoint.hosts.isEmpty else { return nil }
-        return switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
-        case .url: nil
-        case .missing(let field): "The \(source) has no '\(field)', which names \(provider)'s host"
-        case .notAdmitted(let field): "'\(field)' is not one of \(provider)'s hosts"
+    /// `endpoint`'s URL rendered, or why the host a flow value from `source` (the callback, the
+    /// request) names in it cannot be used: it must be one of the endpoint's `hosts`.
+    static func url(_ endpoint: Endpoint, context: TemplateContext, provider: String, source: String) -> Result<String, HostRefusal> {
+        switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
+        case .url(let url): .success(url)
+        case .missing(let field): .failure(HostRefusal(message: "The \(source) has no '\(field)', which names \(provider)'s host"))
+        case .notAdmitted(let field): .failure(HostRefusal(message: "'\(field)' is not one of \(provider)'s hosts"))
         }
+    }
+
+    /// A host named by a flow value that the endpoint does not list.
+    struct HostRefusal: Error {
+        let message: String
     }
 
     /// `pairs` as a JSON object of strings; the first of a repeated name wins, as a definition's

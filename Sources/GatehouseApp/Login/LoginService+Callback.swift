@@ -171,10 +171,12 @@ extension LoginService {
         if oauth2.clientAuthentication == .basic {
             headers.append(Self.basicAuthorization(templates))
         }
-        if let refusal = EndpointRequest.hostRefusal(oauth2.accessToken, context: templates, provider: provider, source: "callback") {
-            return .failure(ProviderProblem(message: refusal, data: .null))
+        let url: String
+        switch EndpointRequest.url(oauth2.accessToken, context: templates, provider: provider, source: "callback") {
+        case .failure(let refusal): return .failure(ProviderProblem(message: refusal.message, data: .null))
+        case .success(let rendered): url = rendered
         }
-        let request = EndpointRequest.make(oauth2.accessToken, context: templates, extraHeaders: headers)
+        let request = EndpointRequest.make(oauth2.accessToken, url: url, context: templates, extraHeaders: headers)
         return await tokenCall(request, endpoint: oauth2.accessToken, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
     }
 

@@ -92,11 +92,13 @@ extension LoginService {
         // A refresh endpoint on a login-named host (Kommo's account domain) takes it from the request.
         if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
-        if let refusal = EndpointRequest.hostRefusal(endpoint, context: templates, provider: provider, source: "request") {
-            return JSend.error(400, refusal)
+        let url: String
+        switch EndpointRequest.url(endpoint, context: templates, provider: provider, source: "request") {
+        case .failure(let refusal): return JSend.error(400, refusal.message)
+        case .success(let rendered): url = rendered
         }
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
-        var outboundRequest = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        var outboundRequest = EndpointRequest.make(endpoint, url: url, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
         let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
@@ -188,11 +190,13 @@ extension LoginService {
         if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
         if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
-        if let refusal = EndpointRequest.hostRefusal(endpoint, context: templates, provider: provider, source: "request") {
-            return .error(400, "invalid_request", refusal)
+        let url: String
+        switch EndpointRequest.url(endpoint, context: templates, provider: provider, source: "request") {
+        case .failure(let refusal): return .error(400, "invalid_request", refusal.message)
+        case .success(let rendered): url = rendered
         }
         let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
-        var revocation = EndpointRequest.make(endpoint, context: templates, extraHeaders: headers)
+        var revocation = EndpointRequest.make(endpoint, url: url, context: templates, extraHeaders: headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &revocation)
         do {
             let response = try await outbound.execute(revocation)
