@@ -40,6 +40,15 @@ public enum Template {
         render(template, context, encoding: .none)
     }
 
+    /// Each of `templates` rendered, in name order, without the ones that render empty (OAuth.io
+    /// leaves empty query and header values out).
+    public static func renderValues(_ templates: [String: String]?, _ context: TemplateContext) -> [(name: String, value: String)] {
+        (templates ?? [:]).sorted { $0.key < $1.key }.compactMap { name, template in
+            let value = render(template, context)
+            return value.isEmpty ? nil : (name, value)
+        }
+    }
+
     /// Renders an endpoint's URL. Flow values (`{{code}}`, `{{token}}`, a profile step's export)
     /// come from callers, callbacks and provider answers, so they are percent-encoded: a code
     /// of `x&client_id=…` or a token of `../admin` must stay one value, not add a parameter or

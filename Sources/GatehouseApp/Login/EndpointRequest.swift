@@ -12,21 +12,13 @@ enum EndpointRequest {
         _ endpoint: Endpoint, url: String? = nil, context: TemplateContext, extraHeaders: [HTTPHeader] = [],
         extraQuery: [String: String] = [:]
     ) -> HTTPClientRequest {
-        var pairs: [(String, String)] = []
-        for (name, template) in (endpoint.query ?? [:]).sorted(by: { $0.key < $1.key }) {
-            let value = Template.render(template, context)
-            if !value.isEmpty { pairs.append((name, value)) }
-        }
+        var pairs = Template.renderValues(endpoint.query, context).map { ($0.name, $0.value) }
         for (name, value) in extraQuery.sorted(by: { $0.key < $1.key }) where !value.isEmpty && !pairs.contains(where: { $0.0 == name }) {
             pairs.append((name, value))
         }
         let encoded = pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
         var url = url ?? Template.renderURL(endpoint.url, context)
-        var headers: [HTTPHeader] = []
-        for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
-            let value = Template.render(template, context)
-            if !value.isEmpty { headers.append(HTTPHeader(name: name, value: value)) }
-        }
+        var headers = Template.renderValues(endpoint.headers, context).map { HTTPHeader(name: $0.name, value: $0.value) }
         headers += extraHeaders
         var body: [UInt8]?
         if endpoint.method == "GET" || endpoint.method == "DELETE" {

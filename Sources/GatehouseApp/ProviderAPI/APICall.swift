@@ -61,10 +61,8 @@ struct APICaller: Sendable {
         var url = url
         let context = templates
         if let endpoint = requestEndpoint {
-            var pairs: [String] = []
-            for (name, template) in (endpoint.query ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let value = Template.render(template, context)
-                if !value.isEmpty { pairs.append(PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)) }
+            let pairs = Template.renderValues(endpoint.query, context).map {
+                PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value)
             }
             if !pairs.isEmpty { url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + pairs.joined(separator: "&") }
             for (name, template) in (endpoint.headers ?? [:]).sorted(by: { $0.key < $1.key }) {

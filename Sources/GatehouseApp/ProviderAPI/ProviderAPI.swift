@@ -46,10 +46,7 @@ struct ProviderAPI: Sendable {
             case .failure(let refusal): return refusal.response
             case .success(let rendered): url = rendered
             }
-            let values = step.query.sorted { $0.key < $1.key }.compactMap { name, template -> (String, String)? in
-                let value = Template.render(template, flow)
-                return value.isEmpty ? nil : (name, value)
-            }
+            let values = Template.renderValues(step.query, flow).map { ($0.name, $0.value) }
             var body: [UInt8]? = step.method == "GET" ? nil : []
             var headers = [HTTPHeader(name: "Accept", value: "application/json")]
             if step.body == .json {
@@ -59,10 +56,7 @@ struct ProviderAPI: Sendable {
                 let query = values.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
                 url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + query
             }
-            for (name, template) in step.headers.sorted(by: { $0.key < $1.key }) {
-                let value = Template.render(template, flow)
-                if !value.isEmpty { headers.append(HTTPHeader(name: name, value: value)) }
-            }
+            headers += Template.renderValues(step.headers, flow).map { HTTPHeader(name: $0.name, value: $0.value) }
             if let agent = request.headers["user-agent"] { headers.append(HTTPHeader(name: "User-Agent", value: agent)) }
             let outbound: HTTPClientRequest
             switch caller.request(method: step.method, url: url, headers: headers, body: body, timeout: timeout) {
