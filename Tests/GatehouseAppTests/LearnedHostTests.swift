@@ -56,9 +56,7 @@ struct LearnedHostTests {
         #expect(user.status == 200, "\(String(decoding: user.body, as: UTF8.self))")
 
         // Server-side: the lookup's fields come back with the tokens from /auth/access_token.
-        let coded = try LoginBench.message(try await bench.login("mocklookup", opts: #"{"state":"s"}"#))
-        let code = try #require(coded["data"]?["code"]?.stringValue)
-        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let tokens = try await bench.serverSideTokens("mocklookup", state: "s")
         #expect(tokens.json?["api_endpoint"]?.stringValue == bench.mock.baseURL, "\(String(decoding: tokens.body, as: UTF8.self))")
 
         let failed = try await bench.clientLogin("mocklookupbad", state: "f")
@@ -73,9 +71,7 @@ struct LearnedHostTests {
     func callbackHost() async throws {
         let bench = try await LoginBench.start()
         let host = try #require(bench.mock.baseURL.split(separator: "/").last.map(String.init))
-        let coded = try LoginBench.message(try await bench.login("mockcbhost", opts: #"{"state":"t"}"#))
-        let code = try #require(coded["data"]?["code"]?.stringValue, "\(coded)")
-        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let tokens = try await bench.serverSideTokens("mockcbhost", state: "t")
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue, "\(String(decoding: tokens.body, as: UTF8.self))")
         #expect(tokens.json?["hostname"]?.stringValue == host, "the host goes to the backend, for refresh")
 

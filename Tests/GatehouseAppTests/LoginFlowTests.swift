@@ -100,7 +100,7 @@ struct LoginFlowTests {
         #expect(tokens["status"] == nil, "raw, not JSend")
         #expect(tokens["access_token"] != nil && tokens["refresh_token"] != nil)
         #expect(tokens["state"] == "csrf-1" && tokens["provider"] == "mock2")
-        let again = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let again = try await bench.redeem(code)
         #expect(again.status == 400)
         #expect(again.json?["data"]?["code"] == "invalid or expired")
 
@@ -131,7 +131,7 @@ struct LoginFlowTests {
         let successes = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 {
                 group.addTask {
-                    let response = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+                    let response = try await bench.redeem(code)
                     return response.status == 200 ? 1 : 0
                 }
             }
@@ -155,7 +155,7 @@ struct LoginFlowTests {
         let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"slow"}"#))
         let code = try #require(message["data"]?["code"]?.stringValue)
         try await Task.sleep(for: .milliseconds(1200))
-        let late = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let late = try await bench.redeem(code)
         #expect(late.json?["data"]?["code"] == "invalid or expired")
         try await bench.stop()
     }
@@ -163,9 +163,7 @@ struct LoginFlowTests {
     @Test("refresh returns raw credentials with expires_in (item 10)", arguments: TestStore.allCases)
     func refresh(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())
-        let message = try LoginBench.message(try await bench.login("mock2", opts: #"{"state":"r"}"#))
-        let code = try #require(message["data"]?["code"]?.stringValue)
-        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let tokens = try await bench.serverSideTokens("mock2", state: "r")
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
         let refreshed = try await bench.post("/auth/refresh_token/mock2", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])
         #expect(refreshed.status == 200)
@@ -183,9 +181,7 @@ struct LoginFlowTests {
     func wrappedJSONTokens() async throws {
         let bench = try await LoginBench.start()
         try await bench.mock.setTokenFormat("wrapped")
-        let message = try LoginBench.message(try await bench.login("mockjson", opts: #"{"state":"j"}"#))
-        let code = try #require(message["data"]?["code"]?.stringValue, "\(message)")
-        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let tokens = try await bench.serverSideTokens("mockjson", state: "j")
         let access = try #require(tokens.json?["access_token"]?.stringValue, "\(String(decoding: tokens.body, as: UTF8.self))")
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
         #expect(tokens.json?["expires_in"] != nil)
@@ -209,9 +205,7 @@ struct LoginFlowTests {
     func prefixedTokens() async throws {
         let bench = try await LoginBench.start()
         try await bench.mock.setTokenFormat("prefixed")
-        let message = try LoginBench.message(try await bench.login("mockprefixed", opts: #"{"state":"x"}"#))
-        let code = try #require(message["data"]?["code"]?.stringValue, "\(message)")
-        let tokens = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
+        let tokens = try await bench.serverSideTokens("mockprefixed", state: "x")
         #expect(tokens.json?["access_token"]?.stringValue != nil, "\(String(decoding: tokens.body, as: UTF8.self))")
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
         let refreshed = try await bench.post("/auth/refresh_token/mockprefixed", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])

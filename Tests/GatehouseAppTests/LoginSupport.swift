@@ -150,6 +150,18 @@ struct LoginBench {
         try LoginBench.message(try await login(provider, opts: #"{"state":"\#(state)","state_type":"client"}"#))
     }
 
+    /// `POST /auth/access_token` with the app's key and secret, as a backend redeems a code.
+    func redeem(_ code: String) async throws -> HTTPClientResponse {
+        try await post("/auth/access_token", form: ["code": code, "key": key, "secret": secret])
+    }
+
+    /// A server-side login with an app state: the one-time code, redeemed.
+    func serverSideTokens(_ provider: String, state: String) async throws -> HTTPClientResponse {
+        let message = try LoginBench.message(try await login(provider, opts: #"{"state":"\#(state)"}"#))
+        guard let code = message["data"]?["code"]?.stringValue else { throw RawHTTPError("no code in \(message)") }
+        return try await redeem(code)
+    }
+
     func login(_ provider: String, opts: String? = nil, extra: [String: String] = [:]) async throws -> HTTPClientResponse {
         let start = try await get(startURL(provider, opts: opts, extra: extra))
         guard start.status == 302, let authorize = start.header("location") else {

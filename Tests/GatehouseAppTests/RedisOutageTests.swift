@@ -24,10 +24,6 @@ extension ScaleOutSuites {
             return try #require(message["data"]?["code"]?.stringValue)
         }
 
-        static func redeem(_ bench: LoginBench, _ code: String) async throws -> HTTPClientResponse {
-            try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": bench.secret])
-        }
-
         /// Sends the requests a live deployment gets and checks each answers 503 within a second.
         static func expectFastUnavailable(_ bench: LoginBench, pending code: String) async throws {
             for _ in 0..<3 {
@@ -37,7 +33,7 @@ extension ScaleOutSuites {
                     let response: HTTPClientResponse
                     switch request {
                     case "start": response = try await bench.get(bench.startURL("mock2", opts: #"{"state":"during"}"#))
-                    case "redeem": response = try await redeem(bench, code)
+                    case "redeem": response = try await bench.redeem(code)
                     default: response = try await bench.get(bench.base + "/readyz")
                     }
                     let elapsed = clock.now - started
@@ -66,7 +62,7 @@ extension ScaleOutSuites {
             let bench = try await LoginBench.start(store: redis.url())
             let pending = try await Self.code(bench)
             let used = try await Self.code(bench)
-            #expect(try await Self.redeem(bench, used).status == 200)
+            #expect(try await bench.redeem(used).status == 200)
 
             await redis.stop(signal: SIGKILL)
             try await Self.expectFastUnavailable(bench, pending: pending)
@@ -74,11 +70,11 @@ extension ScaleOutSuites {
             try await redis.restart()
             let recovery = try await Self.waitUntilReady(bench)
             #expect(recovery < .seconds(3), "recovered after \(recovery)")
-            #expect(try await Self.redeem(bench, pending).status == 200, "a code stored before the outage still works once")
-            #expect(try await Self.redeem(bench, pending).status == 400)
-            #expect(try await Self.redeem(bench, used).status == 400, "a code redeemed before the crash stays redeemed")
+            #expect(try await bench.redeem(pending).status == 200, "a code stored before the outage still works once")
+            #expect(try await bench.redeem(pending).status == 400)
+            #expect(try await bench.redeem(used).status == 400, "a code redeemed before the crash stays redeemed")
             let fresh = try await Self.code(bench)
-            #expect(try await Self.redeem(bench, fresh).status == 200, "logins work again")
+            #expect(try await bench.redeem(fresh).status == 200, "logins work again")
             try await bench.stop()
             await redis.stop()
         }
@@ -95,8 +91,8 @@ extension ScaleOutSuites {
 
             let recovery = try await Self.waitUntilReady(bench)
             #expect(recovery < .seconds(3), "recovered after \(recovery)")
-            #expect(try await Self.redeem(bench, pending).status == 200)
-            #expect(try await Self.redeem(bench, pending).status == 400)
+            #expect(try await bench.redeem(pending).status == 200)
+            #expect(try await bench.redeem(pending).status == 400)
             try await bench.stop()
             await redis.stop()
         }
