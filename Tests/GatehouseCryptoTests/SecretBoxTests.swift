@@ -47,6 +47,21 @@ struct SecretBoxTests {
         #expect(seen.count == 1000)
     }
 
+    @Test("random bytes come in the size asked and are never handed out twice, whatever the threads")
+    func randomBytes() async throws {
+        for count in [0, 1, 15, 64, 65, 4096, 5000] {
+            #expect(try SecureRandom.bytes(count).count == count)
+        }
+        // Sizes that do not divide the reserve, so draws straddle its refills.
+        let draws = try await withThrowingTaskGroup(of: [[UInt8]].self) { group in
+            for worker in 0..<4 {
+                group.addTask { try (0..<600).map { index in try SecureRandom.bytes(16 + (worker + index) % 49) } }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(Set(draws.map { $0.prefix(16) }).count == draws.count)
+    }
+
     @Test("constant-time comparison agrees with ==")
     func constantTime() {
         #expect(ConstantTime.equals("abc", "abc"))
