@@ -113,6 +113,18 @@ public struct DefinitionReader {
         }
     }
 
+    /// `pkce`: true (S256), false, or the method by name.
+    private mutating func pkceMethod(_ value: JSONValue?) -> PKCEMethod? {
+        if case .string(let name)? = value, let method = PKCEMethod(rawValue: name) { return method }
+        switch value {
+        case nil, .bool(false)?: return nil
+        case .bool(true)?: return .s256
+        default:
+            defect("/oauth2/pkce", "must be true, false, \"S256\" or \"plain\"")
+            return nil
+        }
+    }
+
     private mutating func oauth2Definition(_ value: JSONValue, base: String?) -> OAuth2Definition? {
         guard let object = object(value, at: "/oauth2", keys: Self.oauth2Keys) else { return nil }
         let authorize = requiredEndpoint(object["authorize"], at: "/oauth2/authorize", base: base)
@@ -121,7 +133,7 @@ public struct DefinitionReader {
         let refresh = object["refresh"].flatMap { endpoint($0, at: "/oauth2/refresh", base: base, defaultMethod: "POST") }
         let revoke = object["revoke"].flatMap { endpoint($0, at: "/oauth2/revoke", base: base, defaultMethod: "POST") }
         let parameters = parameters(object["parameters"], at: "/oauth2/parameters")
-        let pkce = optionalBool(object["pkce"], at: "/oauth2/pkce") ?? false
+        let pkce = pkceMethod(object["pkce"])
         var mobileQuery: [String: String] = [:]
         if let mobile = object["mobile"] {
             mobileQuery = stringMap(mobile, at: "/oauth2/mobile") ?? [:]

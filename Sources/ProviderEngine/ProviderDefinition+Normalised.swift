@@ -21,9 +21,9 @@ extension ProviderDefinition {
                 "state": "{{state}}",
             ]
         }
-        if oauth2.pkce {
+        if let method = oauth2.pkce {
             oauth2.authorize.query?["code_challenge"] = "{{code_challenge}}"
-            oauth2.authorize.query?["code_challenge_method"] = "S256"
+            oauth2.authorize.query?["code_challenge_method"] = method.rawValue
         }
         if openid != nil, oauth2.authorize.query?["nonce"] == nil {
             oauth2.authorize.query?["nonce"] = "{{nonce}}"
@@ -37,7 +37,7 @@ extension ProviderDefinition {
             }
             oauth2.accessToken.query = query
         }
-        if oauth2.pkce { oauth2.accessToken.query?["code_verifier"] = "{{code_verifier}}" }
+        if oauth2.pkce != nil { oauth2.accessToken.query?["code_verifier"] = "{{code_verifier}}" }
         if var refresh = oauth2.refresh, refresh.query == nil {
             var query = ["grant_type": "refresh_token", "refresh_token": "{{refresh_token}}"]
             if oauth2.clientAuthentication == .body {

@@ -42,6 +42,13 @@ public struct ProviderDefinition: Sendable, Hashable {
     }
 }
 
+/// RFC 7636's `code_challenge_method`. S256 unless the provider accepts nothing else:
+/// `plain` puts the verifier itself in the authorization URL (MyAnimeList takes only that).
+public enum PKCEMethod: String, Sendable, Hashable {
+    case s256 = "S256"
+    case plain
+}
+
 /// OAuth 1.0a or OAuth 2.
 public enum OAuthVersion: String, Sendable, Hashable, Codable {
     case oauth1 = "1"
@@ -56,8 +63,8 @@ public struct OAuth2Definition: Sendable, Hashable {
     public var refresh: Endpoint?
     public var revoke: Endpoint?
     public var parameters: [String: Parameter]
-    /// Send a PKCE S256 challenge and verifier.
-    public var pkce: Bool
+    /// Send a PKCE challenge and verifier, and how the challenge is derived (nil: no PKCE).
+    public var pkce: PKCEMethod?
     /// Extra authorize query used when a mobile SDK starts the flow (`mobile=true`).
     public var mobileQuery: [String: String]
     /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.

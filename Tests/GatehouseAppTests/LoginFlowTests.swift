@@ -229,7 +229,7 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("PKCE S256, HTTP Basic client authentication and form_post callbacks", arguments: TestStore.allCases)
+    @Test("PKCE S256 and plain, HTTP Basic client authentication and form_post callbacks", arguments: TestStore.allCases)
     func variants(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location())
         let basic = try await bench.clientLogin("mockbasic", state: "b")
@@ -243,6 +243,11 @@ struct LoginFlowTests {
         let openid = try LoginBench.message(try await bench.login("mockpkce", opts: #"{"state":"k","state_type":"client","scope":"openid"}"#))
         #expect(openid["status"] == "success", "\(openid)")
         #expect(openid["data"]?["id_token"]?.stringValue?.split(separator: ".").count == 3)
+        // plain sends the verifier itself as the challenge; the mock compares it with the one redeemed.
+        let plainStart = try await bench.get(bench.startURL("mockpkceplain", opts: #"{"state":"q","state_type":"client"}"#))
+        #expect(try #require(plainStart.header("location")).contains("code_challenge_method=plain"))
+        let plain = try LoginBench.message(try await bench.login("mockpkceplain", opts: #"{"state":"q","state_type":"client"}"#))
+        #expect(plain["status"] == "success", "\(plain)")
         let wrongIssuer = try LoginBench.message(try await bench.login("mockbadiss", opts: #"{"state":"w","state_type":"client","scope":"openid"}"#))
         #expect(wrongIssuer["status"] == "error")
         #expect(wrongIssuer["message"]?.stringValue?.hasPrefix("The id_token is not valid") == true)

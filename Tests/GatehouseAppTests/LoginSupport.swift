@@ -28,6 +28,11 @@ struct LoginBench {
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
                  "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"}}
                 """,
+            "mockpkceplain": """
+                {"name": "Mock PKCE plain", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "pkce": "plain",
+                            "parameters": {"client_id": "string", "client_secret": "string"}}}
+                """,
             "mockbadiss": """
                 {"name": "Mock OpenID, wrong issuer", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
@@ -106,7 +111,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -177,7 +177,8 @@ struct DefinitionTests {
         for id in ["apple", "emay", "facebook", "github", "google"] {
             #expect(catalog.contains(id), "\(id)")
         }
-        #expect(catalog.definition("google")?.normalisedOAuth2?.pkce == true)
+        #expect(catalog.definition("google")?.normalisedOAuth2?.pkce == .s256)
+        #expect(catalog.definition("myanimelist")?.normalisedOAuth2?.authorize.query?["code_challenge_method"] == "plain")
         #expect(catalog.definition("google")?.openid?.issuer == "https://accounts.google.com")
         let carriers = ["aliyun-dypns", "cmcc", "emay", "geetest-onelogin", "jverification", "mobtech", "netease-yidun", "shanyan", "tencent-rapidauth"]
         for id in carriers {
@@ -271,6 +272,24 @@ struct TemplateTests {
 
         let stateless = try read(#"{"name":"N","oauth2":{"authorize":{"url":"https://x/a","query":{"client_id":"{client_id}"}},"access_token":"https://x/t"}}"#).get()
         #expect(stateless.callbackCarriesState)
+    }
+
+    @Test("pkce is true, false or the method by name; plain only when asked for")
+    func pkceMethods() throws {
+        func method(_ pkce: String) throws -> PKCEMethod? {
+            try read(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","pkce":\#(pkce)}}"#).get().oauth2?.pkce
+        }
+        #expect(try method("true") == .s256)
+        #expect(try method(#""S256""#) == .s256)
+        #expect(try method(#""plain""#) == .plain)
+        #expect(try method("false") == nil)
+        let plain = try read(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","pkce":"plain"}}"#).get()
+        #expect(plain.normalisedOAuth2?.authorize.query?["code_challenge_method"] == "plain")
+        #expect(plain.normalisedOAuth2?.accessToken.query?["code_verifier"] == "{{code_verifier}}")
+        for bad in [#""s256""#, #""S512""#, "1"] {
+            #expect(defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","pkce":\#(bad)}}"#)
+                == [#"/oauth2/pkce: must be true, false, "S256" or "plain""#])
+        }
     }
 
     @Test("request.required lists the flow values the SDK must echo")

@@ -103,11 +103,11 @@ struct LoginService: Sendable {
         switch version {
         case .oauth2:
             guard let oauth2 = definition.normalisedOAuth2 else { return deliver("\(providerID) has no OAuth 2 login") }
-            if oauth2.pkce {
+            if let method = oauth2.pkce {
                 let verifier = Base64URL.encode(verifierBytes)
                 state.codeVerifier = verifier
                 flow["code_verifier"] = verifier
-                flow["code_challenge"] = Base64URL.encode(Digest.sha256(Array(verifier.utf8)))
+                flow["code_challenge"] = method == .plain ? verifier : Base64URL.encode(Digest.sha256(Array(verifier.utf8)))
             }
             if definition.openid != nil { state.nonce = nonce }
             var extra = options["authorize"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
