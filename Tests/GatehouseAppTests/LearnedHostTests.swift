@@ -93,6 +93,11 @@ struct LearnedHostTests {
         named["hostname"] = host
         let revoked = try await bench.post("/auth/revoke/mockcbhost", form: named)
         #expect(revoked.status == 200 && revoked.json?["revoked"] == true, "\(String(decoding: revoked.body, as: UTF8.self))")
+        // The extended view shows where each token endpoint may go, as it does for request.
+        let extended = try await bench.get(bench.base + "/api/providers/mockcbhost?extend=true")
+        for name in ["access_token", "refresh", "revoke"] {
+            #expect(extended.json?["data"]?["oauth2"]?[name]?["hosts"] == [.string(bench.mock.baseURL)], "\(name)")
+        }
 
         // A callback whose host was changed on the way: the code is never sent there.
         let start = try await bench.get(bench.startURL("mockcbhost", opts: #"{"state":"x","state_type":"client"}"#))

@@ -42,10 +42,10 @@ enum ExtendedView {
         if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
         if !endpoint.names.isEmpty { object["names"] = .object(endpoint.names.mapValues(JSONValue.string)) }
         if let prefix = endpoint.prefix { object["prefix"] = .string(prefix) }
+        if !endpoint.hosts.isEmpty { object["hosts"] = .array(endpoint.hosts.map { .string($0.description) }) }
         if isRequest {
             object["required"] = .array(ProviderDefinition.requiredFields(of: endpoint).map(JSONValue.string))
             if endpoint.cors { object["cors"] = true }
-            if !endpoint.hosts.isEmpty { object["hosts"] = .array(endpoint.hosts.map { .string($0.description) }) }
         }
         return .object(object)
     }
