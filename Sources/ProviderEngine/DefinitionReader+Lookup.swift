@@ -10,17 +10,36 @@ extension DefinitionReader {
         let optional = optionalBool(members.removeValue(forKey: "optional"), at: path + "/optional") ?? false
         // Unknown keys were reported above; the endpoint reader would report them again.
         let endpoint = endpoint(.object(members.filter { Self.endpointKeys.contains($0.key) }), at: path, base: base)
-        var export: [String: ProfileExpression] = [:]
-        if let fields = exportValue?.objectValue, !fields.isEmpty {
-            var expressions = ProfileReader(base: base)
-            for (name, spec) in fields.sorted(by: { $0.key < $1.key }) {
-                if let expression = expressions.expression(spec, at: path + "/export/" + name) { export[name] = expression }
-            }
-            defects += expressions.defects
-        } else {
-            defect(path + "/export", "required: an object naming the result fields the lookup adds")
-        }
+        let export = exports(exportValue, at: path + "/export", base: base, purpose: "the lookup adds")
         guard let endpoint else { return nil }
         return LoginLookup(endpoint: endpoint, export: export, optional: optional)
+    }
+
+    /// `oauth2.access_token`: an endpoint, which alone among endpoints may add `export` to take
+    /// result fields from a nested part of the token answer.
+    mutating func tokenEndpoint(_ value: JSONValue?, base: String?) -> Endpoint? {
+        let path = "/oauth2/access_token"
+        guard case .object(var members)? = value, let exportValue = members.removeValue(forKey: "export") else {
+            return requiredEndpoint(value, at: path, base: base, defaultMethod: "POST")
+        }
+        let export = exports(exportValue, at: path + "/export", base: base, purpose: "the token answer adds")
+        var endpoint = requiredEndpoint(.object(members), at: path, base: base, defaultMethod: "POST")
+        endpoint?.export = export
+        return endpoint
+    }
+
+    /// `export`: result field names mapped to expressions in the profile mapping's language.
+    private mutating func exports(_ value: JSONValue?, at path: String, base: String?, purpose: String) -> [String: ProfileExpression] {
+        guard let fields = value?.objectValue, !fields.isEmpty else {
+            defect(path, "required: an object naming the result fields \(purpose)")
+            return [:]
+        }
+        var export: [String: ProfileExpression] = [:]
+        var expressions = ProfileReader(base: base)
+        for (name, spec) in fields.sorted(by: { $0.key < $1.key }) {
+            if let expression = expressions.expression(spec, at: path + "/" + name) { export[name] = expression }
+        }
+        defects += expressions.defects
+        return export
     }
 }

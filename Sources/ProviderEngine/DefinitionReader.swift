@@ -128,7 +128,7 @@ public struct DefinitionReader {
     private mutating func oauth2Definition(_ value: JSONValue, base: String?) -> OAuth2Definition? {
         guard let object = object(value, at: "/oauth2", keys: Self.oauth2Keys) else { return nil }
         let authorize = requiredEndpoint(object["authorize"], at: "/oauth2/authorize", base: base)
-        let accessToken = requiredEndpoint(object["access_token"], at: "/oauth2/access_token", base: base, defaultMethod: "POST")
+        let accessToken = tokenEndpoint(object["access_token"], base: base)
         let request = object["request"].flatMap { endpoint($0, at: "/oauth2/request", base: base) }
         let refresh = object["refresh"].flatMap { endpoint($0, at: "/oauth2/refresh", base: base, defaultMethod: "POST") }
         let revoke = object["revoke"].flatMap { endpoint($0, at: "/oauth2/revoke", base: base, defaultMethod: "POST") }
@@ -198,7 +198,7 @@ public struct DefinitionReader {
         return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms)
     }
 
-    private mutating func requiredEndpoint(_ value: JSONValue?, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
+    mutating func requiredEndpoint(_ value: JSONValue?, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {
         guard let value else {
             defect(path, "required")
             return nil

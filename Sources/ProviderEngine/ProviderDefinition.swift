@@ -165,6 +165,9 @@ public struct Endpoint: Sendable, Hashable {
     public var hosts: [APIHost]
     /// Text the provider puts before its JSON answer (Xiaomi's `&&&START&&&`), dropped before parsing.
     public var prefix: String?
+    /// Result fields taken from anywhere in a token answer (Teamwork's `installation.apiEndPoint`),
+    /// where `extra` copies top-level fields only. OAuth 2 `access_token` only.
+    public var export: [String: ProfileExpression] = [:]
 
     public enum BodyEncoding: String, Sendable, Hashable {
         case form, json

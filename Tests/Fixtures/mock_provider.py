@@ -490,6 +490,9 @@ class ProviderHandler(MockHandler):
             fields.append(("id_token", make_jws(claims)))
         # Salesforce's answer names the org's own API host; here it is the mock itself.
         fields.append(("instance_url", self.state.base_url))
+        if token_format != "form":
+            # Teamwork's answer names the site's API host only inside a nested object.
+            fields.append(("installation", {"id": 7, "apiEndPoint": self.state.base_url + "/"}))
         return self.token_response(fields, lifetime, token_format)
 
     def redeem_code(self, code, client_id, redirect_uri, verifier, now):

@@ -67,6 +67,24 @@ struct LearnedHostTests {
         try await bench.stop()
     }
 
+    @Test("an API host nested in the token answer (Teamwork's installation.apiEndPoint) is exported to the result and used within hosts")
+    func tokenExport() async throws {
+        let bench = try await LoginBench.start()
+        let message = try await bench.clientLogin("mockexport", state: "e")
+        let token = try #require(message["data"]?["access_token"]?.stringValue, "\(message)")
+        #expect(message["data"]?["api_endpoint"]?.stringValue == bench.mock.baseURL + "/" && message["data"]?["site"] == .number(7))
+        #expect(message["data"]?["installation"] == nil, "only what the definition exports")
+        #expect(message["data"]?["request"]?["required"] == .array(["api_endpoint"]))
+        let header = "k=\(bench.key)&access_token=\(token)&api_endpoint=" + PercentEncoding.encode(bench.mock.baseURL + "/")
+        let user = try await bench.get(bench.base + "/request/mockexport/%2Fuser", headers: [HTTPHeader(name: "oauthio", value: header)])
+        #expect(user.status == 200, "\(String(decoding: user.body, as: UTF8.self))")
+        let tokens = try await bench.serverSideTokens("mockexport", state: "s")
+        #expect(tokens.json?["api_endpoint"]?.stringValue == bench.mock.baseURL + "/", "\(String(decoding: tokens.body, as: UTF8.self))")
+        let extended = try await bench.get(bench.base + "/api/providers/mockexport?extend=true")
+        #expect(extended.json?["data"]?["oauth2"]?["access_token"]?["export"] == ["api_endpoint", "site"])
+        try await bench.stop()
+    }
+
     @Test("a token endpoint on the host the callback names (pCloud, Kommo): used within hosts; refresh takes it from the request")
     func callbackHost() async throws {
         let bench = try await LoginBench.start()

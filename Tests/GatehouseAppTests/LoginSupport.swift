@@ -70,6 +70,12 @@ struct LoginBench {
                             "request": {"url": "{{instance_url}}/oauth2", "hosts": ["\(mock)"]}},
                  "profile": {"url": "/user", "fields": {"id": "id", "name": "name"}}}
                 """,
+            "mockexport": """
+                {"name": "Mock API host nested in the token answer", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize",
+                            "access_token": {"url": "/oauth2/token", "export": {"api_endpoint": "installation.apiEndPoint", "site": "installation.id"}},
+                            "request": {"url": "{{api_endpoint}}/oauth2", "hosts": ["\(mock)"]}}}
+                """,
             "mocklookup": """
                 {"name": "Mock lookup after the exchange", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
@@ -111,7 +117,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -113,6 +113,20 @@ struct DefinitionTests {
             == ["/oauth2/access_token/prefix: must be 1 to 64 characters"])
     }
 
+    @Test("access_token may export result fields from a nested part of its answer; no other endpoint may")
+    func tokenExport() throws {
+        let base = #"{"name":"E","url":"https://x","oauth2":{"authorize":"/a","access_token":"#
+        let good = try read(base + #"{"url":"/t","export":{"api_endpoint":"installation.apiEndPoint"}}}}"#).get()
+        #expect(good.oauth2?.accessToken.url == "https://x/t" && good.oauth2?.accessToken.method == "POST")
+        #expect(good.oauth2?.accessToken.export.keys.sorted() == ["api_endpoint"])
+        #expect(try read(base + #""/t"}}"#).get().oauth2?.accessToken.export.isEmpty == true)
+        #expect(defects(base + #"{"url":"/t","export":{}}}}"#) == ["/oauth2/access_token/export: required: an object naming the result fields the token answer adds"])
+        #expect(defects(base + #"{"url":"/t","export":{"a":"a["}}}}"#).count == 1)
+        #expect(defects(base + #""/t","refresh":{"url":"/t","export":{"a":"a"}}}}"#) == ["/oauth2/refresh/export: unknown key"])
+        #expect(defects(#"{"name":"O","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":{"url":"/t","export":{"a":"a"}}}}"#)
+            == ["/oauth1/access_token/export: unknown key"])
+    }
+
     @Test("a lookup is an endpoint plus the fields it exports to the login result")
     func lookup() throws {
         let base = #"{"name":"L","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","lookup":"#

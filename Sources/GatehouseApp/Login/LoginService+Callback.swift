@@ -207,6 +207,11 @@ extension LoginService {
         for key in ["refresh_token", "id_token", "scope"] + extra {
             if let value = fields[key] { result[key] = value }
         }
+        if !endpoint.export.isEmpty {
+            var exports: [String: JSONValue] = [:]
+            ProfileEvaluator.exports(endpoint.export, body: .object(fields), into: &exports)
+            result.merge(exports) { token, _ in token }
+        }
         return .success(result)
     }
 

@@ -38,6 +38,7 @@ enum ExtendedView {
         if let headers = endpoint.headers { object["headers"] = .object(headers.mapValues(JSONValue.string)) }
         if let format = endpoint.format { object["format"] = .string(format) }
         if !endpoint.extra.isEmpty { object["extra"] = .array(endpoint.extra.map(JSONValue.string)) }
+        if !endpoint.export.isEmpty { object["export"] = .array(endpoint.export.keys.sorted().map(JSONValue.string)) }
         if endpoint.body != .form { object["body"] = .string(endpoint.body.rawValue) }
         if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
         if !endpoint.names.isEmpty { object["names"] = .object(endpoint.names.mapValues(JSONValue.string)) }
