@@ -81,47 +81,86 @@ struct Origin: Sendable, Hashable {
     var text: String { "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "") }
 }
 
-/// A URL template whose origin is one flow value: `{{instance_url}}/services/data` (the value
-/// is an origin) or `https://{{host}}/api/v4` (the value is a host name).
+/// A URL template whose origin the login names: one flow value as the whole origin
+/// (`{{instance_url}}/services/data`), or a host after a scheme built of flow values and fixed
+/// text: `https://{{host}}/api/v4`, `https://{{subdomain}}.{{apicp}}/oauth/token` (ShareFile),
+/// `https://{{subdomain}}.sf-api.com/sf/v3`.
 struct LearnedOrigin: Sendable, Hashable {
-    /// The flow value's name (`instance_url`).
-    let name: String
-    /// For a value that is a bare host, the scheme the template puts before it.
+    /// The flow values that name the origin, in the order they appear.
+    let names: [String]
+    /// For a template that names a host after a scheme, that scheme.
     let scheme: String?
-    /// The template after the placeholder (`/services/data`), empty or starting with `/`.
+    /// The host after the scheme: flow values and fixed text (`.`, `sf-api.com`, `:8443`).
+    let host: [Piece]
+    /// The template after the origin (`/services/data`), empty or starting with `/`.
     let rest: String
 
-    /// Nil when the template's origin is not exactly one flow value.
+    enum Piece: Sendable, Hashable {
+        case flow(String)
+        case text(String)
+    }
+
+    /// Nil when the template's origin is not named by flow values as above.
     init?(template: String) {
         var text = Substring(template)
         var scheme: String?
-        for candidate in ["https", "http"] where text.hasPrefix(candidate + "://{{") {
+        for candidate in ["https", "http"] where text.hasPrefix(candidate + "://") {
             scheme = candidate
             text = text.dropFirst(candidate.count + 3)
         }
-        guard text.hasPrefix("{{"), let close = text.firstRange(of: "}}") else { return nil }
-        // Spaces inside the braces are ignored, as everywhere in a template.
-        let name = String(text[text.index(text.startIndex, offsetBy: 2)..<close.lowerBound].filter { $0 != " " })
-        let rest = text[close.upperBound...]
-        guard !name.isEmpty, name.utf8.allSatisfy(Template.isNameByte), rest.isEmpty || rest.hasPrefix("/") else { return nil }
-        self.name = name
+        guard scheme != nil || text.hasPrefix("{{") else { return nil }
+        let end = scheme == nil ? (text.firstRange(of: "}}")?.upperBound ?? text.startIndex) : (text.firstIndex(of: "/") ?? text.endIndex)
+        var host: [Piece] = []
+        var remaining = text[..<end]
+        while !remaining.isEmpty {
+            if remaining.hasPrefix("{{") {
+                guard let close = remaining.firstRange(of: "}}") else { return nil }
+                // Spaces inside the braces are ignored, as everywhere in a template.
+                let name = String(remaining[remaining.index(remaining.startIndex, offsetBy: 2)..<close.lowerBound].filter { $0 != " " })
+                guard !name.isEmpty, name.utf8.allSatisfy(Template.isNameByte) else { return nil }
+                host.append(.flow(name))
+                remaining = remaining[close.upperBound...]
+            } else {
+                let literal = remaining.prefix { $0 != "{" }
+                guard literal.utf8.allSatisfy(Self.isHostTextByte) else { return nil }
+                host.append(.text(String(literal)))
+                remaining = remaining[literal.endIndex...]
+            }
+        }
+        let rest = text[end...]
+        names = host.compactMap { if case .flow(let name) = $0 { name } else { nil } }
+        guard !names.isEmpty, rest.isEmpty || rest.hasPrefix("/"), scheme != nil || host.count == 1 else { return nil }
         self.scheme = scheme
+        self.host = host
         self.rest = String(rest)
     }
 
-    /// The origin `value` names (`https://na1.salesforce.com`), if one of `hosts` admits it,
-    /// with the path the value may carry after it (Basecamp's `https://3.basecampapi.com/20418377`):
-    /// the caller may reach any path on an admitted host through `/request` anyway, so only
-    /// the host is guarded; the path is plain segments, without dot segments or escapes.
-    func origin(from value: String, admittedBy hosts: [APIHost]) -> String? {
-        guard !value.contains("*") else { return nil }
+    /// The origin `values` name (`https://na1.salesforce.com`), if one of `hosts` admits it,
+    /// with the path a whole-origin value may carry after it (Basecamp's
+    /// `https://3.basecampapi.com/20418377`): the caller may reach any path on an admitted host
+    /// through `/request` anyway, so only the host is guarded; the path is plain segments,
+    /// without dot segments or escapes.
+    func origin(from values: [String: String], admittedBy hosts: [APIHost]) -> String? {
+        guard values.values.allSatisfy({ !$0.contains("*") }) else { return nil }
         let candidate: Origin?
         var path = ""
-        if let scheme {
+        if let scheme, host.count == 1, case .flow(let name) = host[0], let value = values[name] {
             guard !value.contains("/") else { return nil }
             candidate = Origin(scheme + "://" + value)
+        } else if let scheme {
+            // Several pieces: each value is labels only, so together they can only spell a host.
+            var text = scheme + "://"
+            for piece in host {
+                switch piece {
+                case .text(let literal): text += literal
+                case .flow(let name):
+                    guard let value = values[name], !value.isEmpty, value.utf8.allSatisfy(Self.isLabelByte) else { return nil }
+                    text += value
+                }
+            }
+            candidate = Origin(text)
         } else {
-            var text = Substring(value)
+            guard let name = names.first, var text = values[name].map({ Substring($0) }) else { return nil }
             if let separator = text.firstRange(of: "://"), let slash = text[separator.upperBound...].firstIndex(of: "/") {
                 path = String(text[slash...])
                 text = text[..<slash]
@@ -132,6 +171,21 @@ struct LearnedOrigin: Sendable, Hashable {
         }
         guard let candidate, hosts.contains(where: { $0.admits(candidate) }) else { return nil }
         return candidate.text + path
+    }
+
+    /// Letters, digits, `-` and `.`: what a flow value may bring to a host built of pieces.
+    private static func isLabelByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."):
+            true
+        default: false
+        }
+    }
+
+    /// A host's fixed text may also hold the port (`:8443`).
+    private static func isHostTextByte(_ byte: UInt8) -> Bool {
+        isLabelByte(byte) || byte == UInt8(ascii: ":")
     }
 
     /// `/a/b-c/1.2`: segments of letters, digits and `-._~`, none of them `.` or `..`.
@@ -151,9 +205,10 @@ struct LearnedOrigin: Sendable, Hashable {
 }
 
 extension Endpoint {
-    /// The flow value that names this endpoint's host (`instance_url`), when it lists `hosts`.
-    public var learnedHostField: String? {
-        hosts.isEmpty ? nil : LearnedOrigin(template: url)?.name
+    /// The flow values that name this endpoint's host (`instance_url`; `subdomain` and `apicp`),
+    /// when it lists `hosts`.
+    public var learnedHostFields: [String] {
+        hosts.isEmpty ? [] : LearnedOrigin(template: url)?.names ?? []
     }
 }
 
@@ -162,8 +217,8 @@ public enum APIURL: Sendable, Hashable {
     case url(String)
     /// The caller did not send the flow value that names the host.
     case missing(field: String)
-    /// The value names a host the definition does not list.
-    case notAdmitted(field: String)
+    /// The values name a host the definition does not list.
+    case notAdmitted(fields: [String])
 }
 
 extension Template {
@@ -172,8 +227,12 @@ extension Template {
     /// URL renders as `renderURL` does.
     public static func renderAPIURL(_ template: String, _ context: TemplateContext, hosts: [APIHost]) -> APIURL {
         guard !hosts.isEmpty, let learned = LearnedOrigin(template: template) else { return .url(renderURL(template, context)) }
-        guard let value = context.flow[learned.name], !value.isEmpty else { return .missing(field: learned.name) }
-        guard let origin = learned.origin(from: value, admittedBy: hosts) else { return .notAdmitted(field: learned.name) }
+        var values: [String: String] = [:]
+        for name in learned.names {
+            guard let value = context.flow[name], !value.isEmpty else { return .missing(field: name) }
+            values[name] = value
+        }
+        guard let origin = learned.origin(from: values, admittedBy: hosts) else { return .notAdmitted(fields: learned.names) }
         return .url(origin + renderURL(learned.rest, context))
     }
 }

@@ -310,7 +310,7 @@ public struct DefinitionReader {
         return result
     }
 
-    /// A flow value may choose an endpoint's host only as the whole origin of a URL whose
+    /// A flow value may choose an endpoint's host only as the origin or host of a URL whose
     /// endpoint lists the hosts it may name: it comes from callers, callbacks and answers, and
     /// where it chooses the host it chooses who receives the secret or the token. `mayLearn`
     /// marks the endpoints whose callers check that value: both `request`s and OAuth 2's
@@ -326,7 +326,10 @@ public struct DefinitionReader {
         if !mayLearn || endpoint.hosts.isEmpty {
             defect(path + "/url", "a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name")
         } else if LearnedOrigin(template: endpoint.url) == nil {
-            defect(path + "/url", "a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path")
+            defect(
+                path + "/url",
+                "a flow value may choose the host only as the whole origin ({{name}}/path) or as the host after a scheme, "
+                    + "alone or with fixed text (https://{{name}}/path, https://{{a}}.{{b}}.example.com/path)")
         }
     }
 

@@ -324,9 +324,12 @@ class ProviderHandler(MockHandler):
                 "grant": None,
             }
         # pCloud and Kommo name, in the callback, the host whose token endpoint redeems the code;
-        # here that is the mock itself.
+        # ShareFile names it in two parts, a subdomain and a control plane. Here both name the
+        # mock itself: its whole address, then the two halves of its IP address.
         host = urllib.parse.urlsplit(self.state.base_url).netloc
-        return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state), ("hostname", host)])
+        address = urllib.parse.urlsplit(self.state.base_url).hostname.split(".")
+        halves = [("subdomain", ".".join(address[:2])), ("apicp", ".".join(address[2:]))]
+        return self.respond_to_client(redirect_uri, response_mode, [("code", code), ("state", state), ("hostname", host)] + halves)
 
     # -- OAuth 2 token endpoint --
 
@@ -1026,7 +1029,7 @@ class SelfTest(SelfTestBase):
         self.check("authorize 302 to redirect_uri", authorize.status == 302
                    and location.startswith(redirect + "?code="), location)
         self.check("authorize returns code, state (echoed exactly), then the token host",
-                   [name for name, _ in query] == ["code", "state", "hostname"] and query[1][1] == odd_state
+                   [name for name, _ in query] == ["code", "state", "hostname", "subdomain", "apicp"] and query[1][1] == odd_state
                    and query[2][1] == urllib.parse.urlsplit(base).netloc, query)
         code = dict(query).get("code", "")
 

@@ -85,6 +85,34 @@ struct LearnedHostTests {
         try await bench.stop()
     }
 
+    @Test("a host built from two callback fields (ShareFile's subdomain and control plane): the whole host must be one of hosts")
+    func splitHost() async throws {
+        let bench = try await LoginBench.start()
+        let message = try await bench.clientLogin("mocksplithost", state: "p")
+        let token = try #require(message["data"]?["access_token"]?.stringValue, "\(message)")
+        #expect(message["data"]?["subdomain"] == "127.0" && message["data"]?["apicp"] == "0.1")
+        #expect(message["data"]?["request"]?["required"] == .array(["apicp", "subdomain"]))
+        func call(_ apicp: String) async throws -> HTTPClientResponse {
+            let header = "k=\(bench.key)&access_token=\(token)&subdomain=127.0&apicp=" + PercentEncoding.encode(apicp)
+            return try await bench.get(bench.base + "/request/mocksplithost/%2Fuser", headers: [HTTPHeader(name: "oauthio", value: header)])
+        }
+        let user = try await call("0.1")
+        #expect(user.status == 200, "\(String(decoding: user.body, as: UTF8.self))")
+        for apicp in ["0.2", "0.1.evil.example", "0.1:1", "0.1/x", "0.1@evil.example"] {
+            let refused = try await call(apicp)
+            #expect(refused.status == 400, "\(apicp)")
+            #expect(refused.json?["message"] == "'subdomain' and 'apicp' do not name one of mocksplithost's API hosts", "\(apicp)")
+        }
+
+        // A callback whose control plane was changed on the way: the code is never sent there.
+        let start = try await bench.get(bench.startURL("mocksplithost", opts: #"{"state":"x","state_type":"client"}"#))
+        let consent = try await bench.get(try #require(start.header("location")))
+        let callback = try #require(consent.header("location"))
+        let tampered = try LoginBench.message(try await bench.get(callback.replacingOccurrences(of: "apicp=0.1", with: "apicp=0.1.evil.example")))
+        #expect(tampered["status"] == "error" && tampered["message"] == "'subdomain' and 'apicp' do not name one of mocksplithost's hosts", "\(tampered)")
+        try await bench.stop()
+    }
+
     @Test("a token endpoint on the host the callback names (pCloud, Kommo): used within hosts; refresh takes it from the request")
     func callbackHost() async throws {
         let bench = try await LoginBench.start()

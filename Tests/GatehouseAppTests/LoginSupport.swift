@@ -15,7 +15,8 @@ struct LoginBench {
 
     /// Provider definitions aimed at the mock, one per flow variant.
     static func providers(mock: String) -> [String: String] {
-        [
+        let port = mock.split(separator: ":").last.map(String.init) ?? ""
+        return [
             "mock2": """
                 {"name": "Mock OAuth 2", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
@@ -101,6 +102,12 @@ struct LoginBench {
                             "revoke": {"url": "http://{{hostname}}/oauth2/revoke", "hosts": ["\(mock)"],
                                        "query": {"token": "{{token}}", "client_id": "{client_id}", "client_secret": "{client_secret}"}}}}
                 """,
+            "mocksplithost": """
+                {"name": "Mock token and API hosts built from two callback fields", "url": "\(mock)",
+                 "oauth2": {"authorize": {"url": "/oauth2/authorize", "extra": ["subdomain", "apicp"]},
+                            "access_token": {"url": "http://{{subdomain}}.{{apicp}}:\(port)/oauth2/token", "hosts": ["\(mock)"]},
+                            "request": {"url": "http://{{subdomain}}.{{apicp}}:\(port)/oauth2", "hosts": ["\(mock)"]}}}
+                """,
             "mock1": """
                 {"name": "Mock OAuth 1", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
@@ -117,7 +124,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -66,7 +66,7 @@ struct DefinitionTests {
         #expect(defects(#"{"name":"K","oauth2":{"authorize":"https://{domain}/a","access_token":"https://{domain}/t/{{code}}","parameters":{"client_id":"string","client_secret":"string","domain":"string"}}}"#).isEmpty)
     }
 
-    @Test("a request URL may take its origin from the login when it lists the hosts; only there, and only as the whole origin")
+    @Test("a request URL may take its origin or host from the login when it lists the hosts; only there, and only as the whole origin or host")
     func learnedHost() throws {
         let parameters = #""parameters":{"client_id":"string","client_secret":"string"}"#
         let good = #"{"name":"S","url":"https://login.example.com","oauth2":{"authorize":"/a","access_token":"/t","#
@@ -80,7 +80,7 @@ struct DefinitionTests {
         let callbackHost = try read(
             #"{"name":"K","oauth2":{"authorize":{"url":"https://x/a","extra":["referer"]},"#
                 + #""access_token":{"url":"https://{{referer}}/oauth2/access_token","hosts":["https://*.kommo.com"]}}}"#).get()
-        #expect(callbackHost.oauth2?.accessToken.learnedHostField == "referer")
+        #expect(callbackHost.oauth2?.accessToken.learnedHostFields == ["referer"])
         // OAuth 1.0a's token exchange does not check a named host, so it may not have one.
         let oauth1 = defects(
             #"{"name":"O","oauth1":{"request_token":"https://x/rt","authorize":{"url":"https://x/a","extra":["host"]},"#
@@ -99,11 +99,18 @@ struct DefinitionTests {
             "/oauth2/request/hosts/3: must be an origin such as https://api.example.com or https://*.example.com",
             "/oauth2/request/url: a flow value ({{…}}) cannot choose the host unless the endpoint lists the hosts it may name",
         ], "\(found)")
-        #expect(defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://api.{{region}}.example.com","hosts":["https://x"]}}}"#)
-            == ["/oauth2/request/url: a flow value may choose the host only as the whole origin: {{name}}/path or https://{{name}}/path"])
+        // A host may be built of flow values and fixed text after a scheme, but nothing else may.
+        #expect(defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://api.{{region}}.example.com","hosts":["https://x"]}}}"#).isEmpty)
+        for url in ["https://{{user}}@x.example.com", "https://{{a}}.x.com?{{b}}", "https://{{a}}.x.com#{{b}}", "{{region}}.example.com/x"] {
+            let found = defects(#"{"name":"P","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":""# + url + #"","hosts":["https://x"]}}}"#)
+            #expect(found == [url.hasPrefix("https") ? Self.hostShapeDefect : "/oauth2/request/url: must be an absolute http(s) URL or a path starting with /"], "\(url)")
+        }
         #expect(defects(#"{"name":"N","oauth2":{"authorize":"https://x/a","access_token":"https://x/t","request":{"url":"https://x/api","hosts":["https://x"]}}}"#)
             == ["/oauth2/request/hosts: needs a url whose origin is a flow value ({{instance_url}}/…)"])
     }
+
+    static let hostShapeDefect = "/oauth2/request/url: a flow value may choose the host only as the whole origin ({{name}}/path) "
+        + "or as the host after a scheme, alone or with fixed text (https://{{name}}/path, https://{{a}}.{{b}}.example.com/path)"
 
     @Test("a token answer's prefix is read, and must be 1 to 64 characters")
     func prefix() throws {
@@ -164,10 +171,29 @@ struct DefinitionTests {
             "https://evil.example/na1.salesforce.com", "https://evil.example#/na1.salesforce.com",
             "https://*.salesforce.com", "https://www.zohoapis.eu.", "http://127.0.0.1", "https://na1.salesforce.com%2f", "na1.salesforce.com",
         ] {
-            #expect(render("{{instance_url}}/x", refused) == .notAdmitted(field: "instance_url"), "\(refused)")
+            #expect(render("{{instance_url}}/x", refused) == .notAdmitted(fields: ["instance_url"]), "\(refused)")
         }
-        #expect(render("https://{{instance_url}}/x", "www.zohoapis.eu/evil") == .notAdmitted(field: "instance_url"))
-        #expect(render("https://{{instance_url}}/x", "https://www.zohoapis.eu") == .notAdmitted(field: "instance_url"))
+        #expect(render("https://{{instance_url}}/x", "www.zohoapis.eu/evil") == .notAdmitted(fields: ["instance_url"]))
+        #expect(render("https://{{instance_url}}/x", "https://www.zohoapis.eu") == .notAdmitted(fields: ["instance_url"]))
+        // A host built of several flow values and fixed text (ShareFile's subdomain and control plane).
+        let sharefile = ["https://*.sharefile.com", "https://*.sf-api.com"].compactMap(APIHost.init)
+        func compose(_ template: String, _ flow: [String: String]) -> APIURL {
+            Template.renderAPIURL(template, TemplateContext(flow: flow), hosts: sharefile)
+        }
+        let both = "https://{{subdomain}}.{{apicp}}/oauth/token"
+        #expect(compose(both, ["subdomain": "Acme", "apicp": "sharefile.com"]) == .url("https://acme.sharefile.com/oauth/token"))
+        #expect(compose("https://{{subdomain}}.sf-api.com/sf/v3", ["subdomain": "acme"]) == .url("https://acme.sf-api.com/sf/v3"))
+        #expect(compose(both, ["subdomain": "acme"]) == .missing(field: "apicp"))
+        for (subdomain, apicp) in [
+            ("acme", "evil.example"), ("evil.example/", "sharefile.com"), ("acme", "sharefile.com:444"), ("x@evil.example#", "sharefile.com"),
+            ("acme", "sharefile.com.evil.example"), ("", "sharefile.com"), ("acme", "*.sharefile.com"), ("a%2f", "sharefile.com"),
+            ("acme", "sharefile.com/x"), ("acme", "sharefile.com?"),
+        ] {
+            #expect(compose(both, ["subdomain": subdomain, "apicp": apicp]) != .url("https://\(subdomain).\(apicp)/oauth/token"), "\(subdomain) \(apicp)")
+            if !subdomain.isEmpty {
+                #expect(compose(both, ["subdomain": subdomain, "apicp": apicp]) == .notAdmitted(fields: ["subdomain", "apicp"]), "\(subdomain) \(apicp)")
+            }
+        }
         // Without hosts, the value is one encoded value, never an origin.
         #expect(Template.renderAPIURL("https://x/{{instance_url}}", TemplateContext(flow: ["instance_url": "a/b"]), hosts: []) == .url("https://x/a%2Fb"))
     }

@@ -43,8 +43,14 @@ enum EndpointRequest {
         switch Template.renderAPIURL(endpoint.url, context, hosts: endpoint.hosts) {
         case .url(let url): .success(url)
         case .missing(let field): .failure(HostRefusal(message: "The \(source) has no '\(field)', which names \(provider)'s host"))
-        case .notAdmitted(let field): .failure(HostRefusal(message: "'\(field)' is not one of \(provider)'s hosts"))
+        case .notAdmitted(let fields): .failure(HostRefusal(message: hostRefusal(fields, provider: provider, hosts: "hosts")))
         }
+    }
+
+    /// Why the host that `fields` name is refused: `'instance_url' is not one of salesforce's hosts`.
+    static func hostRefusal(_ fields: [String], provider: String, hosts: String) -> String {
+        let named = fields.map { "'\($0)'" }.joined(separator: " and ")
+        return named + (fields.count == 1 ? " is not one of " : " do not name one of ") + "\(provider)'s \(hosts)"
     }
 
     /// A host named by a flow value that the endpoint does not list.

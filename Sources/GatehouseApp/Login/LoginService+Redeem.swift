@@ -90,7 +90,7 @@ extension LoginService {
         // `?state=` suffix is long gone, so it is the plain callback URL.
         var flow = ["refresh_token": token, "token": token, "callback": callbackURL]
         // A refresh endpoint on a login-named host (Kommo's account domain) takes it from the request.
-        if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
+        for name in endpoint.learnedHostFields { if let value = fields[name] { flow[name] = value } }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
         let url: String
         switch EndpointRequest.url(endpoint, context: templates, provider: provider, source: "request") {
@@ -188,7 +188,7 @@ extension LoginService {
         }
         var flow = ["token": token]
         if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
-        if let name = endpoint.learnedHostField, let value = fields[name] { flow[name] = value }
+        for name in endpoint.learnedHostFields { if let value = fields[name] { flow[name] = value } }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
         let url: String
         switch EndpointRequest.url(endpoint, context: templates, provider: provider, source: "request") {

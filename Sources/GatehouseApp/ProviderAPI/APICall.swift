@@ -46,8 +46,8 @@ struct APICaller: Sendable {
             return .success(url)
         case .missing(let field):
             return .failure(Refusal(JSend.error(400, "You must provide '\(field)' in the 'oauthio' http header")))
-        case .notAdmitted(let field):
-            return .failure(Refusal(JSend.error(400, "'\(field)' is not one of \(definition.id)'s API hosts")))
+        case .notAdmitted(let fields):
+            return .failure(Refusal(JSend.error(400, EndpointRequest.hostRefusal(fields, provider: definition.id, hosts: "API hosts"))))
         }
     }
 
