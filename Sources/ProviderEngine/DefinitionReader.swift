@@ -34,7 +34,7 @@ public struct DefinitionReader {
         "token_proof", "lookup",
     ]
     private static let oauth1Keys: Set<String> = [
-        "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier",
+        "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
     ]
     /// The token-answer fields Gatehouse reads by name, which `names` may map.
     private static let tokenFieldNames: Set<String> = [
@@ -171,6 +171,8 @@ public struct DefinitionReader {
         let request = object["request"].flatMap { endpoint($0, at: "/oauth1/request", base: base) }
         let parameters = parameters(object["parameters"], at: "/oauth1/parameters")
         let ignoreVerifier = optionalBool(object["ignore_verifier"], at: "/oauth1/ignore_verifier") ?? false
+        let signsRequests = optionalBool(object["sign_requests"], at: "/oauth1/sign_requests") ?? true
+        if !signsRequests, request == nil { defect("/oauth1/sign_requests", "false needs a request block whose query or headers authorise calls") }
         // An OAuth 1.0a signature covers form parameters only (RFC 5849 §3.4.1.3).
         for (endpoint, name) in [(requestToken, "request_token"), (authorize, "authorize"), (accessToken, "access_token"), (request, "request")]
         where endpoint?.body == .json {
@@ -179,7 +181,7 @@ public struct DefinitionReader {
         guard let requestToken, let authorize, let accessToken else { return nil }
         return OAuth1Definition(
             requestToken: requestToken, authorize: authorize, accessToken: accessToken, request: request,
-            parameters: parameters, ignoreVerifier: ignoreVerifier)
+            parameters: parameters, ignoreVerifier: ignoreVerifier, signsRequests: signsRequests)
     }
 
     private mutating func openIDDefinition(_ value: JSONValue) -> OpenIDDefinition? {

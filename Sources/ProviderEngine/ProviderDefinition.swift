@@ -123,6 +123,9 @@ public struct OAuth1Definition: Sendable, Hashable {
     public var parameters: [String: Parameter]
     /// Some providers (TripIt, Xero) send no verifier back.
     public var ignoreVerifier: Bool
+    /// False where API calls carry no OAuth 1.0a signature, the `request` block's query and
+    /// headers alone authorising them (Zotero wants the token secret as an API key header).
+    public var signsRequests: Bool = true
 }
 
 /// The `openid` block: how to verify the provider's id_token.

@@ -165,7 +165,7 @@ def new_oauth1_secret():
 
 STAT_KEYS = (
     "authorize", "token", "refresh", "revoke", "user", "discovery", "jwks",
-    "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account",
+    "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account", "oauth1_keyed",
 )
 
 
@@ -239,6 +239,7 @@ class ProviderHandler(MockHandler):
         "/oauth1/authorize": ("handle_o1_authorize", ("GET",)),
         "/oauth1/access_token": ("handle_o1_access_token", ("POST",)),
         "/oauth1/account": ("handle_o1_account", ("GET",)),
+        "/oauth1/keyed": ("handle_o1_keyed", ("GET",)),
         "/_stats": ("handle_stats", ("GET",)),
         "/_reset": ("handle_reset", ("POST",)),
         "/_config": ("handle_config", ("GET", "POST")),
@@ -880,6 +881,19 @@ class ProviderHandler(MockHandler):
         verified = self.oauth1_verify(["oauth_token"], "access")
         if verified is None:
             return
+        return self.send_json(200, OAUTH1_ACCOUNT)
+
+    def handle_o1_keyed(self):
+        """Zotero's way: after an OAuth 1.0a login the token secret is an API key, sent alone
+        in a header; a call that is also signed is refused, so signing cannot pass unnoticed."""
+        self.state.count("oauth1", "oauth1_keyed")
+        if self.headers.get("Authorization") is not None:
+            return self.send_json(400, {"error": "this API takes an API key, not an OAuth signature"})
+        key = (self.headers.get("Api-Key") or "").encode("utf-8")
+        with self.state.lock:
+            known = any(hmac.compare_digest(key, record["secret"].encode("utf-8")) for record in self.state.o1_access.values())
+        if not key or not known:
+            return self.send_json(403, {"error": "invalid key"})
         return self.send_json(200, OAUTH1_ACCOUNT)
 
     # -- test controls --

@@ -295,4 +295,28 @@ struct ProxyFlowTests {
         #expect(unsigned.status == 401)
         try await bench.stop()
     }
+
+    @Test("OAuth 1 with sign_requests false: calls and me carry the request block's key header and no signature (Zotero)")
+    func unsignedOAuth1() async throws {
+        let bench = try await LoginBench.start()
+        let login = try await bench.clientLogin("mock1key", state: "k")
+        let oauthToken = try #require(login["data"]?["oauth_token"]?.stringValue, "\(login)")
+        let oauthSecret = try #require(login["data"]?["oauth_token_secret"]?.stringValue)
+        func call(_ path: String, secret: String) async throws -> HTTPClientResponse {
+            let header = "k=\(bench.key)&oauthv=1&oauth_token=\(oauthToken)&oauth_token_secret=\(PercentEncoding.encode(secret))"
+            return try await bench.get(bench.base + path, headers: [HTTPHeader(name: "oauthio", value: header)])
+        }
+        let keyed = try await call("/request/mock1key/%2Fkeyed", secret: oauthSecret)
+        #expect(keyed.status == 200, "\(String(decoding: keyed.body, as: UTF8.self))")
+        #expect(try await call("/request/mock1key/%2Fkeyed", secret: "wrong").status == 403)
+        let me = try await call("/auth/mock1key/me", secret: oauthSecret)
+        #expect(me.status == 200 && me.json?["data"]?["id"] == "42" && me.json?["data"]?["alias"] == "octo", "\(String(decoding: me.body, as: UTF8.self))")
+        // The same call through a provider that signs is refused by this endpoint.
+        let signed = try await bench.clientLogin("mock1", state: "s")
+        let header = "k=\(bench.key)&oauthv=1&oauth_token=\(signed["data"]?["oauth_token"]?.stringValue ?? "")"
+            + "&oauth_token_secret=" + PercentEncoding.encode(signed["data"]?["oauth_token_secret"]?.stringValue ?? "")
+        let refused = try await bench.get(bench.base + "/request/mock1/%2Fkeyed", headers: [HTTPHeader(name: "oauthio", value: header)])
+        #expect(refused.status == 400, "\(String(decoding: refused.body, as: UTF8.self))")
+        try await bench.stop()
+    }
 }

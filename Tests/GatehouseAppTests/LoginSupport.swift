@@ -113,6 +113,12 @@ struct LoginBench {
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
                             "access_token": {"url": "/oauth1/access_token", "extra": ["screen_name"]}, "request": "\(mock)/oauth1"}}
                 """,
+            "mock1key": """
+                {"name": "Mock OAuth 1 whose API takes the token secret as a key", "url": "\(mock)",
+                 "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize", "access_token": "/oauth1/access_token",
+                            "request": {"url": "\(mock)/oauth1", "headers": {"Api-Key": "{{token_secret}}"}}, "sign_requests": false},
+                 "profile": {"url": "/keyed", "fields": {"id": {"string": "id"}, "alias": "screen_name", "name": "name"}}}
+                """,
         ]
     }
 
@@ -128,7 +134,9 @@ struct LoginBench {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }
-        _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/mock1", body: #"{"parameters":{"client_id":"ck-1","client_secret":"cs-1"}}"#)
+        for provider in ["mock1", "mock1key"] {
+            _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: #"{"parameters":{"client_id":"ck-1","client_secret":"cs-1"}}"#)
+        }
         return LoginBench(gateway: gateway, mock: mock, key: key, secret: secret)
     }
 

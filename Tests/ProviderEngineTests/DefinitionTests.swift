@@ -120,6 +120,16 @@ struct DefinitionTests {
             == ["/oauth2/access_token/prefix: must be 1 to 64 characters"])
     }
 
+    @Test("OAuth 1 sign_requests: true by default; false needs a request block to authorise calls")
+    func unsignedRequests() throws {
+        let base = #"{"name":"Z","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":"/t""#
+        #expect(try read(base + "}}").get().oauth1?.signsRequests == true)
+        let keyed = try read(base + #","request":{"url":"https://api.x","headers":{"Key":"{{token_secret}}"}},"sign_requests":false}}"#).get()
+        #expect(keyed.normalisedOAuth1?.signsRequests == false)
+        #expect(defects(base + #","sign_requests":false}}"#) == ["/oauth1/sign_requests: false needs a request block whose query or headers authorise calls"])
+        #expect(defects(base + #","sign_requests":"no"}}"#) == ["/oauth1/sign_requests: must be true or false"])
+    }
+
     @Test("access_token may export result fields from a nested part of its answer; no other endpoint may")
     func tokenExport() throws {
         let base = #"{"name":"E","url":"https://x","oauth2":{"authorize":"/a","access_token":"#

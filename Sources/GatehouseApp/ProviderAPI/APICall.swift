@@ -52,8 +52,9 @@ struct APICaller: Sendable {
     }
 
     /// Builds the upstream request: the caller's headers minus the forbidden ones, then the
-    /// definition's query and headers (which win), the token proof, and for OAuth 1 the
-    /// HMAC-SHA1 signature over method, URL, query and form body.
+    /// definition's query and headers (which win), the token proof, and for OAuth 1 (unless the
+    /// definition's `sign_requests` is false) the HMAC-SHA1 signature over method, URL, query
+    /// and form body.
     func request(method: String, url: String, headers incoming: [HTTPHeader], body: [UInt8]?, timeout: Duration)
         -> Result<HTTPClientRequest, Refusal>
     {
@@ -76,6 +77,7 @@ struct APICaller: Sendable {
         }
         if header.version == .oauth1 {
             guard let token = header.token else { return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header"))) }
+            guard definition.normalisedOAuth1?.signsRequests ?? true else { return checked(method: method, url: url, headers: headers, body: body, timeout: timeout) }
             let signer = OAuth1Signer(
                 consumerKey: context.keysetValue("client_id"), consumerSecret: context.keysetValue("client_secret"), token: token,
                 tokenSecret: header.tokenSecret)
@@ -90,6 +92,13 @@ struct APICaller: Sendable {
                 name: "Authorization",
                 value: signer.authorization(method: method, url: url, parameters: signed, nonce: nonce, timestamp: Timestamp.now())))
         }
+        return checked(method: method, url: url, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// The request, unless a control character in its URL or headers could split it upstream.
+    private func checked(method: String, url: String, headers: [HTTPHeader], body: [UInt8]?, timeout: Duration)
+        -> Result<HTTPClientRequest, Refusal>
+    {
         guard !ForwardingRules.hasControlCharacters(url),
             headers.allSatisfy({ !ForwardingRules.hasControlCharacters($0.name) && !ForwardingRules.hasControlCharacters($0.value) })
         else { return .failure(Refusal(JSend.error(400, "A forwarded value contains control characters"))) }
