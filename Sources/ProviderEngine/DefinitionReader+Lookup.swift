@@ -42,4 +42,31 @@ extension DefinitionReader {
         defects += expressions.defects
         return export
     }
+
+    /// `client_assertion`, and what `private_key_jwt` needs from the keyset: the key itself.
+    mutating func clientAssertion(
+        _ value: JSONValue?, authentication: ClientAuthentication, parameters: [String: Parameter]
+    ) -> ClientAssertionRule? {
+        let path = "/oauth2/client_assertion"
+        if authentication == .privateKeyJWT, parameters["private_key"] == nil {
+            defect("/oauth2/parameters", "private_key_jwt signs with the keyset's private_key: declare it")
+        }
+        guard let value else { return nil }
+        guard authentication == .privateKeyJWT else {
+            defect(path, "only with \"client_authentication\": \"private_key_jwt\"")
+            return nil
+        }
+        guard let members = object(value, at: path, keys: ["audience", "algorithm"]) else { return nil }
+        let audience = optionalString(members["audience"], at: path + "/audience")
+        for name in Template.references(in: audience ?? "").keyset.sorted() where parameters[name] == nil {
+            defect(path + "/audience", "{\(name)} is not a declared parameter")
+        }
+        let algorithm = optionalString(members["algorithm"], at: path + "/algorithm")
+        if let algorithm, !Self.assertionAlgorithms.contains(algorithm) {
+            defect(path + "/algorithm", "must be one of " + Self.assertionAlgorithms.joined(separator: ", "))
+        }
+        return ClientAssertionRule(audience: audience, algorithm: algorithm)
+    }
+
+    static let assertionAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
 }

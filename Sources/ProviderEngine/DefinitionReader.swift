@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof", "lookup",
+        "token_proof", "lookup", "client_assertion",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
@@ -143,9 +143,10 @@ public struct DefinitionReader {
             if let parsed = ClientAuthentication(rawValue: text) {
                 authentication = parsed
             } else {
-                defect("/oauth2/client_authentication", "must be \"body\" or \"basic\"")
+                defect("/oauth2/client_authentication", "must be \"body\", \"basic\" or \"private_key_jwt\"")
             }
         }
+        let clientAssertion = self.clientAssertion(object["client_assertion"], authentication: authentication, parameters: parameters)
         var tokenProof: TokenProof?
         if let proof = object["token_proof"], let fields = self.object(proof, at: "/oauth2/token_proof", keys: ["name", "enabled_by"]) {
             let name = requiredString(fields["name"], at: "/oauth2/token_proof/name")
@@ -160,7 +161,7 @@ public struct DefinitionReader {
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
             parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
-            lookup: lookup)
+            lookup: lookup, clientAssertion: clientAssertion)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {

@@ -29,35 +29,36 @@ extension ProviderDefinition {
             oauth2.authorize.query?["nonce"] = "{{nonce}}"
         }
         if !hasScope { oauth2.authorize.query = oauth2.authorize.query?.filter { $0.value != "{scope}" } }
+        let credentials = Self.clientCredentials(oauth2.clientAuthentication)
         if oauth2.accessToken.query == nil {
-            var query = ["redirect_uri": "{{callback}}", "grant_type": "authorization_code", "code": "{{code}}"]
-            if oauth2.clientAuthentication == .body {
-                query["client_id"] = "{client_id}"
-                query["client_secret"] = "{client_secret}"
-            }
-            oauth2.accessToken.query = query
+            oauth2.accessToken.query = ["redirect_uri": "{{callback}}", "grant_type": "authorization_code", "code": "{{code}}"]
+                .merging(credentials) { own, _ in own }
         }
         if oauth2.pkce != nil { oauth2.accessToken.query?["code_verifier"] = "{{code_verifier}}" }
         if var refresh = oauth2.refresh, refresh.query == nil {
-            var query = ["grant_type": "refresh_token", "refresh_token": "{{refresh_token}}"]
-            if oauth2.clientAuthentication == .body {
-                query["client_id"] = "{client_id}"
-                query["client_secret"] = "{client_secret}"
-            }
-            refresh.query = query
+            refresh.query = ["grant_type": "refresh_token", "refresh_token": "{{refresh_token}}"].merging(credentials) { own, _ in own }
             oauth2.refresh = refresh
         }
         if var revoke = oauth2.revoke, revoke.query == nil {
-            var query = ["token": "{{token}}"]
-            if oauth2.clientAuthentication == .body {
-                query["client_id"] = "{client_id}"
-                query["client_secret"] = "{client_secret}"
-            }
-            revoke.query = query
+            revoke.query = ["token": "{{token}}"].merging(credentials) { own, _ in own }
             oauth2.revoke = revoke
         }
         oauth2.request = Self.normalisedRequest(oauth2.request, base: url, bearer: true)
         return oauth2
+    }
+
+    /// What a default token, refresh or revoke body carries to authenticate the app: Basic
+    /// authentication carries nothing there, an assertion is minted per call as a flow value.
+    static func clientCredentials(_ authentication: ClientAuthentication) -> [String: String] {
+        switch authentication {
+        case .body: ["client_id": "{client_id}", "client_secret": "{client_secret}"]
+        case .basic: [:]
+        case .privateKeyJWT:
+            [
+                "client_id": "{client_id}", "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                "client_assertion": "{{client_assertion}}",
+            ]
+        }
     }
 
     /// The OAuth 1 block with its request-token default applied.

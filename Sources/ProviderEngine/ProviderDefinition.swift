@@ -74,6 +74,18 @@ public struct OAuth2Definition: Sendable, Hashable {
     /// A call made with the new token right after the code exchange, for what the token
     /// answer lacks (Mailchimp's data centre, DocuSign's account host).
     public var lookup: LoginLookup? = nil
+    /// For `private_key_jwt`: who the assertion is for and how it is signed, where the
+    /// provider wants other than the token endpoint's URL and the key's usual algorithm.
+    public var clientAssertion: ClientAssertionRule? = nil
+}
+
+/// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token
+/// endpoint's URL and the key's usual algorithm (RS256, ES256, ES384).
+public struct ClientAssertionRule: Sendable, Hashable {
+    /// A template, rendered like an endpoint's query values (`{issuer}`, `https://x/token`).
+    public var audience: String?
+    /// A JOSE name: RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384.
+    public var algorithm: String?
 }
 
 /// `lookup`: one call with the fresh access token (`{{token}}`) whose `export`s join the login
@@ -141,6 +153,9 @@ public enum ClientAuthentication: String, Sendable, Hashable {
     case body
     /// `Authorization: Basic` with the form-encoded id and secret (RFC 6749 §2.3.1).
     case basic
+    /// A JWT signed with the app's own key (RFC 7523 §2.2, OpenID Connect Core §9): no shared
+    /// secret leaves Gatehouse. The keyset holds `private_key` (PEM) and optionally `key_id`.
+    case privateKeyJWT = "private_key_jwt"
 }
 
 /// One endpoint: a URL plus templated query (or form body for POST) and headers.

@@ -192,6 +192,7 @@ class ProviderState(MockState):
             self.o1_request = {}     # request token -> record
             self.o1_access = {}      # access token -> record
             self.o1_nonces = set()   # (consumer key, nonce)
+            self.assertion_ids = set()  # jti of every client assertion accepted
 
     @property
     def issuer(self):
@@ -369,8 +370,13 @@ class ProviderHandler(MockHandler):
         return self.send_json(status, {"error": error, "error_description": description}, headers)
 
     def authenticate_client(self, params):
-        """RFC 6749 section 2.3.1: client_secret_basic (form-urlencoded id:secret) or client_secret_post.
+        """RFC 6749 section 2.3.1: client_secret_basic (form-urlencoded id:secret) or client_secret_post;
+        or RFC 7523 section 2.2: a client assertion (private_key_jwt).
         Returns (client_id, None) or (None, (status, error, description, used_basic))."""
+        if "client_assertion" in params or "client_assertion_type" in params:
+            if self.headers.get("Authorization") or "client_secret" in params:
+                return None, (400, "invalid_request", "More than one client authentication method", False)
+            return self.authenticate_assertion(params)
         authorization = self.headers.get("Authorization")
         basic = None
         if authorization:
@@ -400,6 +406,47 @@ class ProviderHandler(MockHandler):
         expected = OAUTH2_CLIENTS.get(client_id)
         if expected is None or not hmac.compare_digest(expected.encode("utf-8"), secret.encode("utf-8")):
             return None, (401, "invalid_client", "Client authentication failed", basic is not None)
+        return client_id, None
+
+    def authenticate_assertion(self, params):
+        """private_key_jwt against the RSA key registered with /_config?client_key_n=<hex modulus>:
+        RS256, iss and sub the client, aud this endpoint's URL, at most five minutes to live, each
+        jti once."""
+        def refuse(description):
+            return None, (401, "invalid_client", description, False)
+        if params.get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+            return None, (400, "invalid_request", "Unsupported client_assertion_type", False)
+        parts = params.get("client_assertion", "").split(".")
+        try:
+            header = json.loads(client_unb64(parts[0]))
+            claims = json.loads(client_unb64(parts[1]))
+            signature = client_unb64(parts[2])
+        except (IndexError, ValueError):
+            return refuse("Malformed client assertion")
+        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") != "RS256":
+            return refuse("The client assertion must be an RS256 JWT")
+        client_id = claims.get("iss")
+        with self.state.lock:
+            modulus = self.state.config.get("client_key_n")
+        if client_id not in OAUTH2_CLIENTS or claims.get("sub") != client_id or not modulus:
+            return refuse("Unknown client or no registered key")
+        if params.get("client_id", client_id) != client_id:
+            return None, (400, "invalid_request", "client_id does not match the assertion", False)
+        if claims.get("aud") != self.state.base_url + self.req_path:
+            return refuse("The assertion's audience is not this endpoint")
+        expires, now = claims.get("exp"), time.time()
+        if not isinstance(expires, int) or expires <= now or expires - now > 300:
+            return refuse("The assertion has expired or lives too long")
+        if not client_rs256_verify((parts[0] + "." + parts[1]).encode("ascii"), signature, int(modulus, 16), RSA_E):
+            return refuse("The assertion's signature does not verify")
+        jti = claims.get("jti")
+        if not isinstance(jti, str) or not jti:
+            return refuse("The assertion has no jti")
+        with self.state.lock:
+            replayed = jti in self.state.assertion_ids
+            self.state.assertion_ids.add(jti)
+        if replayed:
+            return refuse("The assertion's jti was used before")
         return client_id, None
 
     def read_client_form(self):
@@ -924,6 +971,10 @@ class ProviderHandler(MockHandler):
             if not params["access_token_lifetime"].lstrip("-").isdigit():
                 return self.send_json(400, {"error": "access_token_lifetime must be an integer"})
             updates["access_token_lifetime"] = int(params["access_token_lifetime"])
+        if "client_key_n" in params:
+            if not re.fullmatch(r"[0-9A-Fa-f]{256,1024}", params["client_key_n"]):
+                return self.send_json(400, {"error": "client_key_n must be an RSA modulus in hex"})
+            updates["client_key_n"] = params["client_key_n"]
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):
                 return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})

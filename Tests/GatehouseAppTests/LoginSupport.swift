@@ -113,6 +113,12 @@ struct LoginBench {
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
                             "access_token": {"url": "/oauth1/access_token", "extra": ["screen_name"]}, "request": "\(mock)/oauth1"}}
                 """,
+            "mockjwt": """
+                {"name": "Mock private_key_jwt", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
+                            "revoke": "/oauth2/revoke", "client_authentication": "private_key_jwt",
+                            "parameters": {"client_id": "string", "private_key": "string", "key_id": "string"}}}
+                """,
             "mock1key": """
                 {"name": "Mock OAuth 1 whose API takes the token secret as a key", "url": "\(mock)",
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize", "access_token": "/oauth1/access_token",

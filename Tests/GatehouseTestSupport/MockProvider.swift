@@ -48,6 +48,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         }
         _ = try await child.control("GET /_config?token_format=\(format)")
     }
+
+    /// `GET /_config?client_key_n=...`: the RSA public key (its modulus in hex, exponent 65537)
+    /// that `clientID`'s `private_key_jwt` assertions must be signed with.
+    public func setClientKey(modulusHex: String) async throws {
+        _ = try await child.control("GET /_config?client_key_n=\(modulusHex)")
+    }
 }
 
 public struct MockProviderError: Error, CustomStringConvertible {

@@ -120,6 +120,29 @@ struct DefinitionTests {
             == ["/oauth2/access_token/prefix: must be 1 to 64 characters"])
     }
 
+    @Test("private_key_jwt sends an assertion in place of the secret, needs the key declared, and may name aud and alg")
+    func privateKeyJWT() throws {
+        let base = #"{"name":"J","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","refresh":"/t","revoke":"/r","#
+        let keyed = #""parameters":{"client_id":"string","private_key":"string","issuer":"string"}"#
+        let good = try read(base + #""client_authentication":"private_key_jwt","# + keyed + "}}").get()
+        let oauth2 = try #require(good.normalisedOAuth2)
+        for query in [oauth2.accessToken.query, oauth2.refresh?.query, oauth2.revoke?.query] {
+            #expect(query?["client_assertion"] == "{{client_assertion}}" && query?["client_secret"] == nil && query?["client_id"] == "{client_id}")
+            #expect(query?["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        }
+        let ruled = try read(base + #""client_authentication":"private_key_jwt","client_assertion":{"audience":"{issuer}","algorithm":"RS512"},"# + keyed + "}}").get()
+        #expect(ruled.oauth2?.clientAssertion?.audience == "{issuer}" && ruled.oauth2?.clientAssertion?.algorithm == "RS512")
+        #expect(defects(base + #""client_authentication":"private_key_jwt"}}"#) == ["/oauth2/parameters: private_key_jwt signs with the keyset's private_key: declare it"])
+        #expect(defects(base + #""client_assertion":{"algorithm":"RS256"}}}"#) == [#"/oauth2/client_assertion: only with "client_authentication": "private_key_jwt""#])
+        #expect(defects(base + #""client_authentication":"private_key_jwt","client_assertion":{"algorithm":"HS256","aud":"x"},"# + keyed + "}}").sorted() == [
+            "/oauth2/client_assertion/algorithm: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384",
+            "/oauth2/client_assertion/aud: unknown key",
+        ])
+        #expect(defects(base + #""client_authentication":"private_key_jwt","client_assertion":{"audience":"{tenant}"},"# + keyed + "}}")
+            == ["/oauth2/client_assertion/audience: {tenant} is not a declared parameter"])
+        #expect(defects(base + #""client_authentication":"jwt"}}"#) == [#"/oauth2/client_authentication: must be "body", "basic" or "private_key_jwt""#])
+    }
+
     @Test("OAuth 1 sign_requests: true by default; false needs a request block to authorise calls")
     func unsignedRequests() throws {
         let base = #"{"name":"Z","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":"/t""#

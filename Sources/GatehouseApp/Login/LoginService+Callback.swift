@@ -167,16 +167,16 @@ extension LoginService {
 
     /// Exchanges an authorization code at the token endpoint.
     func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext, provider: String) async -> Result<[String: JSONValue], ProviderProblem> {
-        var headers: [HTTPHeader] = []
-        if oauth2.clientAuthentication == .basic {
-            headers.append(Self.basicAuthorization(templates))
-        }
         let url: String
         switch EndpointRequest.url(oauth2.accessToken, context: templates, provider: provider, source: "callback") {
         case .failure(let refusal): return .failure(ProviderProblem(message: refusal.message, data: .null))
         case .success(let rendered): url = rendered
         }
-        let request = EndpointRequest.make(oauth2.accessToken, url: url, context: templates, extraHeaders: headers)
+        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
+        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+            return .failure(ProviderProblem(message: "Error during the 'access_token' step (\(error.reason))", data: .null))
+        }
+        let request = EndpointRequest.make(oauth2.accessToken, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
         return await tokenCall(request, endpoint: oauth2.accessToken, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
     }
 

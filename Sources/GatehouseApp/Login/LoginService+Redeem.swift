@@ -97,8 +97,11 @@ extension LoginService {
         case .failure(let refusal): return JSend.error(400, refusal.message)
         case .success(let rendered): url = rendered
         }
-        let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
-        var outboundRequest = EndpointRequest.make(endpoint, url: url, context: templates, extraHeaders: headers)
+        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
+        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+            return JSend.error(400, "Cannot authenticate the app to \(provider): \(error.reason)")
+        }
+        var outboundRequest = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
         let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
@@ -195,8 +198,11 @@ extension LoginService {
         case .failure(let refusal): return .error(400, "invalid_request", refusal.message)
         case .success(let rendered): url = rendered
         }
-        let headers = oauth2.clientAuthentication == .basic ? [Self.basicAuthorization(templates)] : []
-        var revocation = EndpointRequest.make(endpoint, url: url, context: templates, extraHeaders: headers)
+        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
+        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+            return .error(400, "invalid_request", "Cannot authenticate the app to \(provider): \(error.reason)")
+        }
+        var revocation = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
         Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &revocation)
         do {
             let response = try await outbound.execute(revocation)

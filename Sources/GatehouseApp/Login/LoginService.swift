@@ -11,6 +11,8 @@ struct LoginService: Sendable {
     let outbound: HTTPClient
     let verifier: IDTokenVerifier
     let apple: AppleSignIn
+    /// Signs `private_key_jwt` assertions, keeping each keyset's parsed key.
+    let assertions = ClientAssertionSigner()
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 

@@ -1,0 +1,97 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPClient
+internal import ProviderEngine
+internal import Synchronization
+
+/// `private_key_jwt` (RFC 7523 §2.2, OpenID Connect Core §9): the app proves itself at a token
+/// endpoint with a JWT signed by its own key, so no shared secret leaves Gatehouse. Each call
+/// gets a fresh assertion (a new `jti`), good for two minutes: ID-porten allows no more, and
+/// login.gov and NHS login no more than five.
+final class ClientAssertionSigner: Sendable {
+    static let lifetime: Int64 = 120
+    /// Parsed keys by PEM text: parsing an RSA key costs far more than signing with it.
+    private let keys = Mutex<[String: PrivateKey]>([:])
+    private static let keyCacheLimit = 256
+
+    /// The assertion for `audience` (by default the token endpoint's URL), signed with the
+    /// keyset's `private_key`, named by its `key_id`.
+    func assertion(_ templates: TemplateContext, audience: String, rule: ClientAssertionRule?) throws(ClientAssertionError) -> String {
+        let clientID = templates.keysetValue("client_id")
+        guard !clientID.isEmpty else { throw ClientAssertionError("the keyset has no client_id") }
+        let key = try privateKey(templates.keysetValue("private_key"))
+        let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)
+        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
+        let keyID = templates.keysetValue("key_id")
+        if !keyID.isEmpty { header["kid"] = .string(keyID) }
+        guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
+        let now = Timestamp.now()
+        let claims = JSONValue.object([
+            "iss": .string(clientID), "sub": .string(clientID), "aud": .string(rule?.audience.map { Template.render($0, templates) } ?? audience),
+            "jti": .string(jti), "iat": .number(Double(now)), "exp": .number(Double(now + Self.lifetime)),
+        ])
+        let signingInput = Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
+        do {
+            let signature = try key.sign(message: Array(signingInput.utf8), algorithm: algorithm)
+            return signingInput + "." + Base64URL.encode(signature)
+        } catch {
+            throw ClientAssertionError("the keyset's private_key cannot sign \(algorithm.rawValue): \(error.reason)")
+        }
+    }
+
+    /// The definition's algorithm, or the key's usual one: RS256, ES256 or ES384.
+    private static func algorithm(_ name: String?, for kind: KeyKind) throws(ClientAssertionError) -> SignatureAlgorithm {
+        if let name {
+            guard let algorithm = SignatureAlgorithm(rawValue: name), kind.supports(algorithm) else {
+                throw ClientAssertionError("a \(kind) private_key cannot sign \(name)")
+            }
+            return algorithm
+        }
+        switch kind {
+        case .rsa: return .rs256
+        case .ec(let curve): return curve == .p384 ? .es384 : .es256
+        }
+    }
+
+    private func privateKey(_ pem: String) throws(ClientAssertionError) -> PrivateKey {
+        guard !pem.isEmpty else { throw ClientAssertionError("the keyset has no private_key") }
+        if let key = keys.withLock({ $0[pem] }) { return key }
+        // Keys pasted through environment variables often arrive with literal "\n".
+        let text = pem.contains("\\n") ? pem.replacing("\\n", with: "\n") : pem
+        let key: PrivateKey
+        do { key = try PrivateKey(pem: text) } catch {
+            throw ClientAssertionError("the keyset's private_key is not an unencrypted PEM RSA or EC private key")
+        }
+        keys.withLock { cache in
+            if cache.count >= Self.keyCacheLimit { cache.removeAll() }
+            cache[pem] = key
+        }
+        return key
+    }
+}
+
+/// Why no assertion could be made; safe to show the app (it names no key material).
+struct ClientAssertionError: Error, Sendable {
+    let reason: String
+
+    init(_ reason: String) {
+        self.reason = reason
+    }
+}
+
+extension LoginService {
+    /// How the app proves itself at the token endpoint at `url`: Basic credentials in a header,
+    /// or for `private_key_jwt` a fresh assertion among the flow values the body's template sends.
+    func clientAuthentication(
+        _ oauth2: OAuth2Definition, url: String, templates: TemplateContext
+    ) throws(ClientAssertionError) -> (templates: TemplateContext, headers: [HTTPHeader]) {
+        switch oauth2.clientAuthentication {
+        case .body: return (templates, [])
+        case .basic: return (templates, [Self.basicAuthorization(templates)])
+        case .privateKeyJWT:
+            var templates = templates
+            templates.flow["client_assertion"] = try assertions.assertion(templates, audience: url, rule: oauth2.clientAssertion)
+            return (templates, [])
+        }
+    }
+}
