@@ -1,5 +1,7 @@
 internal import GatehouseCore
 
+/// The parts of the `oauth2` block beyond plain endpoints: what the token step exports, the
+/// call made after it, and how the app authenticates there.
 extension DefinitionReader {
     /// `oauth2.lookup`: an endpoint (its keys) plus `export`, read with the profile mapping's
     /// expression language, and `optional`.
