@@ -16,6 +16,9 @@ public struct JWTVerifier: Sendable {
     /// Identity tokens name a user in `sub`; event tokens (Apple's notifications) carry the
     /// user elsewhere and have none.
     public var requiresSubject = true
+    /// Identity tokens must expire; a signed UserInfo answer need not carry `exp`, and where
+    /// it does, it is checked.
+    public var requiresExpiry = true
     /// The longest token accepted, in bytes.
     public var maximumTokenLength: Int
     private let now: @Sendable () -> Int64
@@ -93,8 +96,11 @@ public struct JWTVerifier: Sendable {
         }
         if requiresSubject, (claims.sub ?? "").isEmpty { throw .claimMismatch("sub", "the token has no subject") }
         let current = now()
-        guard let exp = claims.exp else { throw .claimMismatch("exp", "the token has no exp") }
-        guard exp > current - leeway else { throw .expired("the token expired \(current - exp) s ago") }
+        if let exp = claims.exp {
+            guard exp > current - leeway else { throw .expired("the token expired \(current - exp) s ago") }
+        } else if requiresExpiry {
+            throw .claimMismatch("exp", "the token has no exp")
+        }
         if let nbf = claims.nbf, nbf > current + leeway {
             throw .notYetValid("the token is not valid for another \(nbf - current) s")
         }

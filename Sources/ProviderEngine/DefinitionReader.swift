@@ -71,6 +71,11 @@ public struct DefinitionReader {
                 }
             }
         }
+        if openid == nil, let steps = profileMapping?.steps {
+            for (index, step) in steps.enumerated() where step.signed {
+                defect("/profile/fetch/\(index)/format", "jwt needs an openid block, whose issuer and keys the answer is checked against")
+            }
+        }
         let carrier = object["native"].flatMap { nativeBlock($0, hasBase: base != nil) }
         if carrier != nil, oauth2 != nil || oauth1 != nil {
             defect("/native/kind", "a carrier provider has no oauth1 or oauth2 block")

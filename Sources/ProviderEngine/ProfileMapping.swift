@@ -46,6 +46,10 @@ public struct ProfileStep: Sendable, Hashable {
     /// `json`: a POST step sends `query` as a JSON object of strings in its body (a GraphQL
     /// `{"query": "{ me { id } }"}`, say) instead of in the URL.
     public var body: Endpoint.BodyEncoding
+    /// The answer is a JWT signed by the provider (OpenID Connect Core §5.3.2: a signed
+    /// UserInfo response, FranceConnect's only form): its claims are the body once the
+    /// signature, issuer and audience check out against the `openid` block.
+    public var signed = false
 
     public init(
         url: String, method: String = "GET", query: [String: String] = [:], headers: [String: String] = [:],

@@ -11,7 +11,7 @@ struct ProfileReader {
     let learnsHost: Bool
 
     private static let blockKeys: Set<String> = ["url", "fetch", "document", "fields", "email_verified"]
-    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid", "body"]
+    private static let stepKeys: Set<String> = ["url", "method", "query", "headers", "export", "optional", "token_invalid", "body", "format"]
     /// Each operator with the modifier keys it accepts.
     private static let operators: [String: Set<String>] = [
         "path": [], "value": [], "first": [], "join": ["separator"], "template": [], "map": ["from", "default"],
@@ -106,6 +106,13 @@ struct ProfileReader {
         }
         if let tokenInvalid = object["token_invalid"] {
             step.tokenInvalid = expression(tokenInvalid, at: path + "/token_invalid")
+        }
+        if let format = object["format"] {
+            switch format.stringValue {
+            case "json": step.signed = false
+            case "jwt": step.signed = true
+            default: defect(path + "/format", "must be json or jwt")
+            }
         }
         if let body = object["body"] {
             if let text = body.stringValue, let encoding = Endpoint.BodyEncoding(rawValue: text) {

@@ -233,6 +233,7 @@ class ProviderHandler(MockHandler):
         "/oauth2/revoke": ("handle_revoke", ("POST",)),
         "/oauth2/user": ("handle_user", ("GET",)),
         "/oauth2/userinfo": ("handle_userinfo", ("GET", "POST")),
+        "/oauth2/userinfo.jwt": ("handle_signed_userinfo", ("GET",)),
         "/oauth2/metadata": ("handle_metadata", ("GET",)),
         "/oauth2/graphql": ("handle_graphql", ("POST",)),
         "/oauth2/jwks": ("handle_jwks", ("GET",)),
@@ -707,6 +708,22 @@ class ProviderHandler(MockHandler):
             "email_verified": True,
             "picture": self.state.base_url + "/a.png",
         }, [("Cache-Control", "no-store")])
+
+    def handle_signed_userinfo(self):
+        """OpenID Connect Core 5.3.2's signed UserInfo answer, FranceConnect's only form: the
+        claims as an RS256 JWT with iss and aud, Content-Type application/jwt. `?tamper=1`
+        changes a claim after signing."""
+        self.state.count("user")
+        record = self.bearer_record()
+        if record is None:
+            return
+        claims = {"iss": self.state.issuer, "aud": record["client_id"], "sub": OAUTH2_SUBJECT,
+                  "given_name": "Octo", "family_name": "One", "email": OAUTH2_PROFILE["email"]}
+        token = make_jws(claims)
+        if dict(self.query).get("tamper") == "1":
+            header, _, signature = token.split(".")
+            token = header + "." + b64url(json_bytes(dict(claims, sub="someone-else"))) + "." + signature
+        return self.send(200, token.encode("ascii"), "application/jwt", NO_STORE)
 
     def handle_graphql(self):
         """A GraphQL-shaped profile API: POST {"query": "..."} as JSON, answer {"data": {"me": ...}}."""

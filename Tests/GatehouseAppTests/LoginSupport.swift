@@ -113,6 +113,14 @@ struct LoginBench {
                  "oauth1": {"request_token": "/oauth1/request_token", "authorize": "/oauth1/authorize",
                             "access_token": {"url": "/oauth1/access_token", "extra": ["screen_name"]}, "request": "\(mock)/oauth1"}}
                 """,
+            "mocksignedinfo": """
+                {"name": "Mock signed UserInfo", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "request": "\(mock)/oauth2",
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"},
+                 "profile": {"fetch": [{"url": "/userinfo.jwt", "format": "jwt", "query": {"tamper": "{{tamper}}"}}],
+                             "fields": {"id": "sub", "firstname": "given_name", "lastname": "family_name", "email": "email"}}}
+                """,
             "mockjwt": """
                 {"name": "Mock private_key_jwt", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
@@ -136,7 +144,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -75,6 +75,12 @@ struct JWTVerifierTests {
         #expect(throws: JOSEError.expired("")) { try strict.verify(token { $0["exp"] = .number(Double(Self.now)) }, keys: keys) }
         #expect(throws: JOSEError.notYetValid("")) { try strict.verify(token { $0["nbf"] = .number(Double(Self.now + 1)) }, keys: keys) }
         _ = try strict.verify(token { $0["exp"] = .number(Double(Self.now + 1)) }, keys: keys)
+
+        // A signed UserInfo answer need not expire, but one that carries exp is held to it.
+        var lasting = verifier
+        lasting.requiresExpiry = false
+        _ = try lasting.verify(token { $0["exp"] = nil }, keys: keys)
+        #expect(throws: JOSEError.expired("")) { try lasting.verify(token { $0["exp"] = .number(Double(Self.now - 61)) }, keys: keys) }
     }
 
     @Test("an expected nonce must be present and equal")

@@ -143,6 +143,17 @@ struct DefinitionTests {
         #expect(defects(base + #""client_authentication":"jwt"}}"#) == [#"/oauth2/client_authentication: must be "body", "basic" or "private_key_jwt""#])
     }
 
+    @Test("a profile step may read a signed JWT answer, only where an openid block says whose keys sign it")
+    func signedProfileStep() throws {
+        let base = #"{"name":"S","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","request":"https://x/api"},"#
+        let step = #""profile":{"fetch":[{"url":"/userinfo","format":"jwt"}],"fields":{"id":"sub"}}"#
+        let good = try read(base + #""openid":{"issuer":"https://x","jwks_uri":"https://x/jwks"},"# + step + "}").get()
+        #expect(good.profileMapping?.steps.first?.signed == true)
+        #expect(defects(base + step + "}") == ["/profile/fetch/0/format: jwt needs an openid block, whose issuer and keys the answer is checked against"])
+        #expect(defects(base + #""profile":{"fetch":[{"url":"/userinfo","format":"xml"}],"fields":{"id":"sub"}}}"#)
+            == ["/profile/fetch/0/format: must be json or jwt"])
+    }
+
     @Test("OAuth 1 sign_requests: true by default; false needs a request block to authorise calls")
     func unsignedRequests() throws {
         let base = #"{"name":"Z","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":"/t""#

@@ -49,6 +49,33 @@ struct IDTokenVerifier: Sendable {
     }
 }
 
+extension IDTokenVerifier {
+    /// The claims of a signed UserInfo answer (OpenID Connect Core §5.3.2): signed with the
+    /// provider's keys, issued by it, for this client; `exp` is checked only if present.
+    /// Otherwise a short reason, safe to show (never the token).
+    func userInfo(_ body: [UInt8], openid: OpenIDDefinition, audience: String) async -> Result<JSONValue, UserInfoRefusal> {
+        // Some providers send the JWT with a trailing newline.
+        let token = String(decoding: body, as: UTF8.self).trimmingWhitespace()
+        var verifier = JWTVerifier(
+            issuer: openid.issuer, audience: audience, algorithms: openid.algorithms.compactMap { SignatureAlgorithm(rawValue: $0) })
+        verifier.requiresExpiry = false
+        do throws(JOSEError) {
+            let verified = try await verifier.verifiedToken(token, using: cache, url: openid.jwksURI)
+            guard let claims = JSONValue.parse(verified.payload), claims.objectValue != nil else {
+                return .failure(UserInfoRefusal(reason: "its claims are not a JSON object"))
+            }
+            return .success(claims)
+        } catch {
+            return .failure(UserInfoRefusal(reason: error.reason))
+        }
+    }
+}
+
+/// Why a signed UserInfo answer was not accepted.
+struct UserInfoRefusal: Error, Sendable {
+    let reason: String
+}
+
 /// The JWKS endpoint answered something other than 200.
 struct JWKSFetchError: Error {
     let status: Int

@@ -48,7 +48,7 @@ struct ProviderAPI: Sendable {
             }
             let values = Template.renderValues(step.query, flow).map { ($0.name, $0.value) }
             var body: [UInt8]? = step.method == "GET" ? nil : []
-            var headers = [HTTPHeader(name: "Accept", value: "application/json")]
+            var headers = [HTTPHeader(name: "Accept", value: step.signed ? "application/jwt" : "application/json")]
             if step.body == .json {
                 body = EndpointRequest.jsonBody(values)
                 headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
@@ -70,7 +70,15 @@ struct ProviderAPI: Sendable {
                 if step.optional { continue }
                 return upstreamFailure(error, request: request, provider: caller.definition.id)
             }
-            let parsed = JSONValue.parse(response.body)
+            var parsed = JSONValue.parse(response.body)
+            if step.signed, (200..<300).contains(response.status), let openid = caller.definition.openid {
+                switch await login.verifier.userInfo(response.body, openid: openid, audience: caller.templates.keysetValue("client_id")) {
+                case .success(let claims): parsed = claims
+                case .failure(let refusal):
+                    if step.optional { continue }
+                    return JSend.error(502, "The provider's signed profile was refused: \(refusal.reason)")
+                }
+            }
             if let parsed, ProfileEvaluator.refusesToken(step, body: parsed) {
                 return JSend.error(401, "The token is invalid or expired")
             }
