@@ -17,6 +17,16 @@ public enum HMAC {
         authenticate(key: key, message: message, digest: .sha256)
     }
 
+    /// HMAC-SHA384 (48 bytes), JOSE's HS384.
+    public static func sha384(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        authenticate(key: key, message: message, digest: .sha384)
+    }
+
+    /// HMAC-SHA512 (64 bytes), JOSE's HS512.
+    public static func sha512(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        authenticate(key: key, message: message, digest: .sha512)
+    }
+
     private static func authenticate(key: [UInt8], message: [UInt8], digest: FetchedDigest) -> [UInt8] {
         guard let ctx = EVP_MAC_CTX_new(FetchedMAC.hmac.mac) else {
             preconditionFailure("EVP_MAC_CTX_new failed: \(CryptoError.drainOpenSSLErrors())")

@@ -54,8 +54,8 @@ extension DefinitionReader {
             defect("/oauth2/parameters", "private_key_jwt signs with the keyset's private_key: declare it")
         }
         guard let value else { return nil }
-        guard authentication == .privateKeyJWT else {
-            defect(path, "only with \"client_authentication\": \"private_key_jwt\"")
+        guard authentication == .privateKeyJWT || authentication == .clientSecretJWT else {
+            defect(path, "only with \"client_authentication\": \"private_key_jwt\" or \"client_secret_jwt\"")
             return nil
         }
         guard let members = object(value, at: path, keys: ["audience", "algorithm"]) else { return nil }
@@ -64,11 +64,13 @@ extension DefinitionReader {
             defect(path + "/audience", "{\(name)} is not a declared parameter")
         }
         let algorithm = optionalString(members["algorithm"], at: path + "/algorithm")
-        if let algorithm, !Self.assertionAlgorithms.contains(algorithm) {
-            defect(path + "/algorithm", "must be one of " + Self.assertionAlgorithms.joined(separator: ", "))
+        let allowed = authentication == .clientSecretJWT ? Self.secretAlgorithms : Self.keyAlgorithms
+        if let algorithm, !allowed.contains(algorithm) {
+            defect(path + "/algorithm", "must be one of " + allowed.joined(separator: ", "))
         }
         return ClientAssertionRule(audience: audience, algorithm: algorithm)
     }
 
-    static let assertionAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
+    static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
+    static let secretAlgorithms = ["HS256", "HS384", "HS512"]
 }

@@ -148,7 +148,7 @@ public struct DefinitionReader {
             if let parsed = ClientAuthentication(rawValue: text) {
                 authentication = parsed
             } else {
-                defect("/oauth2/client_authentication", "must be \"body\", \"basic\" or \"private_key_jwt\"")
+                defect("/oauth2/client_authentication", "must be \"body\", \"basic\", \"private_key_jwt\" or \"client_secret_jwt\"")
             }
         }
         let clientAssertion = self.clientAssertion(object["client_assertion"], authentication: authentication, parameters: parameters)

@@ -53,7 +53,7 @@ extension ProviderDefinition {
         switch authentication {
         case .body: ["client_id": "{client_id}", "client_secret": "{client_secret}"]
         case .basic: [:]
-        case .privateKeyJWT:
+        case .privateKeyJWT, .clientSecretJWT:
             [
                 "client_id": "{client_id}", "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
                 "client_assertion": "{{client_assertion}}",

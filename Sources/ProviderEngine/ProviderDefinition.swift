@@ -80,11 +80,12 @@ public struct OAuth2Definition: Sendable, Hashable {
 }
 
 /// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token
-/// endpoint's URL and the key's usual algorithm (RS256, ES256, ES384).
+/// endpoint's URL and the usual algorithm (the key's RS256, ES256 or ES384; HS256 for a secret).
 public struct ClientAssertionRule: Sendable, Hashable {
     /// A template, rendered like an endpoint's query values (`{issuer}`, `https://x/token`).
     public var audience: String?
-    /// A JOSE name: RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384.
+    /// A JOSE name: RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384 for a key;
+    /// HS256, HS384 or HS512 for a secret.
     public var algorithm: String?
 }
 
@@ -156,6 +157,9 @@ public enum ClientAuthentication: String, Sendable, Hashable {
     /// A JWT signed with the app's own key (RFC 7523 §2.2, OpenID Connect Core §9): no shared
     /// secret leaves Gatehouse. The keyset holds `private_key` (PEM) and optionally `key_id`.
     case privateKeyJWT = "private_key_jwt"
+    /// A JWT signed with HMAC keyed by `client_secret` (OpenID Connect Core §9): the secret
+    /// proves itself without being sent.
+    case clientSecretJWT = "client_secret_jwt"
 }
 
 /// One endpoint: a URL plus templated query (or form body for POST) and headers.

@@ -410,9 +410,9 @@ class ProviderHandler(MockHandler):
         return client_id, None
 
     def authenticate_assertion(self, params):
-        """private_key_jwt against the RSA key registered with /_config?client_key_n=<hex modulus>:
-        RS256, iss and sub the client, aud this endpoint's URL, at most five minutes to live, each
-        jti once."""
+        """private_key_jwt against the RSA key registered with /_config?client_key_n=<hex modulus>
+        (RS256), or client_secret_jwt keyed by the client's secret (HS256): iss and sub the client,
+        aud this endpoint's URL, at most five minutes to live, each jti once."""
         def refuse(description):
             return None, (401, "invalid_client", description, False)
         if params.get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
@@ -424,12 +424,12 @@ class ProviderHandler(MockHandler):
             signature = client_unb64(parts[2])
         except (IndexError, ValueError):
             return refuse("Malformed client assertion")
-        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") != "RS256":
-            return refuse("The client assertion must be an RS256 JWT")
+        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") not in ("RS256", "HS256"):
+            return refuse("The client assertion must be an RS256 or HS256 JWT")
         client_id = claims.get("iss")
         with self.state.lock:
             modulus = self.state.config.get("client_key_n")
-        if client_id not in OAUTH2_CLIENTS or claims.get("sub") != client_id or not modulus:
+        if client_id not in OAUTH2_CLIENTS or claims.get("sub") != client_id or (header["alg"] == "RS256" and not modulus):
             return refuse("Unknown client or no registered key")
         if params.get("client_id", client_id) != client_id:
             return None, (400, "invalid_request", "client_id does not match the assertion", False)
@@ -438,7 +438,13 @@ class ProviderHandler(MockHandler):
         expires, now = claims.get("exp"), time.time()
         if not isinstance(expires, int) or expires <= now or expires - now > 300:
             return refuse("The assertion has expired or lives too long")
-        if not client_rs256_verify((parts[0] + "." + parts[1]).encode("ascii"), signature, int(modulus, 16), RSA_E):
+        signing_input = (parts[0] + "." + parts[1]).encode("ascii")
+        if header["alg"] == "HS256":
+            expected = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input, hashlib.sha256).digest()
+            valid = hmac.compare_digest(expected, signature)
+        else:
+            valid = client_rs256_verify(signing_input, signature, int(modulus, 16), RSA_E)
+        if not valid:
             return refuse("The assertion's signature does not verify")
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti:

@@ -44,4 +44,18 @@ struct ClientAssertionTests {
         #expect(!(broken["message"]?.stringValue?.contains("not a key") ?? true), "the key material is never echoed")
         try await bench.stop()
     }
+
+    @Test("client_secret_jwt: the assertion is an HS256 MAC keyed by the secret, which is never sent; a wrong secret fails")
+    func clientSecretJWT() async throws {
+        let bench = try await LoginBench.start()
+        let tokens = try await bench.serverSideTokens("mockjwtsecret", state: "h")
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue, "\(String(decoding: tokens.body, as: UTF8.self))")
+        let refreshed = try await bench.post("/auth/refresh_token/mockjwtsecret", form: ["token": refreshToken, "key": bench.key, "secret": bench.secret])
+        #expect(refreshed.status == 200, "\(String(decoding: refreshed.body, as: UTF8.self))")
+        let body = #"{"parameters":{"client_id":"client-1","client_secret":"not-the-secret"},"response_type":"both"}"#
+        _ = try await bench.gateway.send("PUT", "/api/admin/apps/\(bench.key)/keysets/mockjwtsecret", body: body)
+        let refused = try await bench.clientLogin("mockjwtsecret", state: "w")
+        #expect(refused["status"] == "error" && refused["message"]?.stringValue?.contains("signature does not verify") == true, "\(refused)")
+        try await bench.stop()
+    }
 }

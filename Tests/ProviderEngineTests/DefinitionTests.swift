@@ -133,14 +133,21 @@ struct DefinitionTests {
         let ruled = try read(base + #""client_authentication":"private_key_jwt","client_assertion":{"audience":"{issuer}","algorithm":"RS512"},"# + keyed + "}}").get()
         #expect(ruled.oauth2?.clientAssertion?.audience == "{issuer}" && ruled.oauth2?.clientAssertion?.algorithm == "RS512")
         #expect(defects(base + #""client_authentication":"private_key_jwt"}}"#) == ["/oauth2/parameters: private_key_jwt signs with the keyset's private_key: declare it"])
-        #expect(defects(base + #""client_assertion":{"algorithm":"RS256"}}}"#) == [#"/oauth2/client_assertion: only with "client_authentication": "private_key_jwt""#])
+        #expect(defects(base + #""client_assertion":{"algorithm":"RS256"}}}"#)
+            == [#"/oauth2/client_assertion: only with "client_authentication": "private_key_jwt" or "client_secret_jwt""#])
         #expect(defects(base + #""client_authentication":"private_key_jwt","client_assertion":{"algorithm":"HS256","aud":"x"},"# + keyed + "}}").sorted() == [
             "/oauth2/client_assertion/algorithm: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384",
             "/oauth2/client_assertion/aud: unknown key",
         ])
         #expect(defects(base + #""client_authentication":"private_key_jwt","client_assertion":{"audience":"{tenant}"},"# + keyed + "}}")
             == ["/oauth2/client_assertion/audience: {tenant} is not a declared parameter"])
-        #expect(defects(base + #""client_authentication":"jwt"}}"#) == [#"/oauth2/client_authentication: must be "body", "basic" or "private_key_jwt""#])
+        #expect(defects(base + #""client_authentication":"jwt"}}"#)
+            == [#"/oauth2/client_authentication: must be "body", "basic", "private_key_jwt" or "client_secret_jwt""#])
+        // client_secret_jwt: the secret keys an HMAC, so only HS algorithms, and no private_key is needed.
+        let secret = try read(base + #""client_authentication":"client_secret_jwt","client_assertion":{"algorithm":"HS512"}}}"#).get()
+        #expect(secret.normalisedOAuth2?.accessToken.query?["client_assertion"] == "{{client_assertion}}")
+        #expect(defects(base + #""client_authentication":"client_secret_jwt","client_assertion":{"algorithm":"RS256"}}}"#)
+            == ["/oauth2/client_assertion/algorithm: must be one of HS256, HS384, HS512"])
     }
 
     @Test("a profile step may read a signed JWT answer, only where an openid block says whose keys sign it")

@@ -4,39 +4,55 @@ internal import HTTPClient
 internal import ProviderEngine
 internal import Synchronization
 
-/// `private_key_jwt` (RFC 7523 §2.2, OpenID Connect Core §9): the app proves itself at a token
-/// endpoint with a JWT signed by its own key, so no shared secret leaves Gatehouse. Each call
-/// gets a fresh assertion (a new `jti`), good for two minutes: ID-porten allows no more, and
-/// login.gov and NHS login no more than five.
+/// `private_key_jwt` and `client_secret_jwt` (RFC 7523 §2.2, OpenID Connect Core §9): the app
+/// proves itself at a token endpoint with a JWT signed by its own key, or with HMAC keyed by
+/// its secret, so no secret leaves Gatehouse. Each call gets a fresh assertion (a new `jti`),
+/// good for two minutes: ID-porten allows no more, and login.gov and NHS login no more than five.
 final class ClientAssertionSigner: Sendable {
     static let lifetime: Int64 = 120
     /// Parsed keys by PEM text: parsing an RSA key costs far more than signing with it.
     private let keys = Mutex<[String: PrivateKey]>([:])
     private static let keyCacheLimit = 256
 
-    /// The assertion for `audience` (by default the token endpoint's URL), signed with the
-    /// keyset's `private_key`, named by its `key_id`.
-    func assertion(_ templates: TemplateContext, audience: String, rule: ClientAssertionRule?) throws(ClientAssertionError) -> String {
+    /// The assertion for `audience` (by default the token endpoint's URL): signed with the
+    /// keyset's `private_key`, named by its `key_id`, or with HMAC keyed by its `client_secret`.
+    func assertion(
+        _ templates: TemplateContext, audience: String, rule: ClientAssertionRule?, withSecret: Bool
+    ) throws(ClientAssertionError) -> String {
         let clientID = templates.keysetValue("client_id")
         guard !clientID.isEmpty else { throw ClientAssertionError("the keyset has no client_id") }
-        let key = try privateKey(templates.keysetValue("private_key"))
-        let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)
-        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
-        let keyID = templates.keysetValue("key_id")
-        if !keyID.isEmpty { header["kid"] = .string(keyID) }
         guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
         let now = Timestamp.now()
         let claims = JSONValue.object([
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(rule?.audience.map { Template.render($0, templates) } ?? audience),
             "jti": .string(jti), "iat": .number(Double(now)), "exp": .number(Double(now + Self.lifetime)),
         ])
-        let signingInput = Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
+        if withSecret {
+            let secret = Array(templates.keysetValue("client_secret").utf8)
+            guard !secret.isEmpty else { throw ClientAssertionError("the keyset has no client_secret") }
+            let name = rule?.algorithm ?? "HS256"
+            let signingInput = Self.signingInput(header: ["alg": .string(name), "typ": "JWT"], claims: claims)
+            let message = Array(signingInput.utf8)
+            let mac = name == "HS512" ? HMAC.sha512(key: secret, message: message)
+                : (name == "HS384" ? HMAC.sha384(key: secret, message: message) : HMAC.sha256(key: secret, message: message))
+            return signingInput + "." + Base64URL.encode(mac)
+        }
+        let key = try privateKey(templates.keysetValue("private_key"))
+        let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)
+        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
+        let keyID = templates.keysetValue("key_id")
+        if !keyID.isEmpty { header["kid"] = .string(keyID) }
+        let signingInput = Self.signingInput(header: header, claims: claims)
         do {
             let signature = try key.sign(message: Array(signingInput.utf8), algorithm: algorithm)
             return signingInput + "." + Base64URL.encode(signature)
         } catch {
             throw ClientAssertionError("the keyset's private_key cannot sign \(algorithm.rawValue): \(error.reason)")
         }
+    }
+
+    private static func signingInput(header: [String: JSONValue], claims: JSONValue) -> String {
+        Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
     }
 
     /// The definition's algorithm, or the key's usual one: RS256, ES256 or ES384.
@@ -81,16 +97,18 @@ struct ClientAssertionError: Error, Sendable {
 
 extension LoginService {
     /// How the app proves itself at the token endpoint at `url`: Basic credentials in a header,
-    /// or for `private_key_jwt` a fresh assertion among the flow values the body's template sends.
+    /// or for `private_key_jwt` and `client_secret_jwt` a fresh assertion among the flow values
+    /// the body's template sends.
     func clientAuthentication(
         _ oauth2: OAuth2Definition, url: String, templates: TemplateContext
     ) throws(ClientAssertionError) -> (templates: TemplateContext, headers: [HTTPHeader]) {
         switch oauth2.clientAuthentication {
         case .body: return (templates, [])
         case .basic: return (templates, [Self.basicAuthorization(templates)])
-        case .privateKeyJWT:
+        case .privateKeyJWT, .clientSecretJWT:
             var templates = templates
-            templates.flow["client_assertion"] = try assertions.assertion(templates, audience: url, rule: oauth2.clientAssertion)
+            templates.flow["client_assertion"] = try assertions.assertion(
+                templates, audience: url, rule: oauth2.clientAssertion, withSecret: oauth2.clientAuthentication == .clientSecretJWT)
             return (templates, [])
         }
     }
