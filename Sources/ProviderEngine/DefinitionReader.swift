@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof", "lookup", "client_assertion",
+        "token_proof", "lookup", "client_assertion", "par",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
@@ -162,11 +162,12 @@ public struct DefinitionReader {
             if let name, let enabledBy { tokenProof = TokenProof(name: name, enabledBy: enabledBy) }
         }
         let lookup = object["lookup"].flatMap { self.lookup($0, base: base) }
+        let pushed = object["par"].flatMap { endpoint($0, at: "/oauth2/par", base: base, defaultMethod: "POST") }
         guard let authorize, let accessToken else { return nil }
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
             parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
-            lookup: lookup, clientAssertion: clientAssertion)
+            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {
@@ -361,6 +362,7 @@ public struct DefinitionReader {
             check(oauth2.refresh, "/oauth2/refresh", oauth2.parameters, mayLearnHost: true)
             check(oauth2.revoke, "/oauth2/revoke", oauth2.parameters, mayLearnHost: true)
             check(oauth2.lookup?.endpoint, "/oauth2/lookup", oauth2.parameters)
+            check(oauth2.pushedAuthorization, "/oauth2/par", oauth2.parameters)
         }
         if let oauth1 {
             for (endpoint, path) in [(oauth1.requestToken, "request_token"), (oauth1.authorize, "authorize"), (oauth1.accessToken, "access_token")] {

@@ -49,7 +49,7 @@ extension ProviderDefinition {
 
     /// What a default token, refresh or revoke body carries to authenticate the app: Basic
     /// authentication carries nothing there, an assertion is minted per call as a flow value.
-    static func clientCredentials(_ authentication: ClientAuthentication) -> [String: String] {
+    public static func clientCredentials(_ authentication: ClientAuthentication) -> [String: String] {
         switch authentication {
         case .body: ["client_id": "{client_id}", "client_secret": "{client_secret}"]
         case .basic: [:]

@@ -77,6 +77,9 @@ public struct OAuth2Definition: Sendable, Hashable {
     /// For `private_key_jwt`: who the assertion is for and how it is signed, where the
     /// provider wants other than the token endpoint's URL and the key's usual algorithm.
     public var clientAssertion: ClientAssertionRule? = nil
+    /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
+    /// first, with the app's client authentication, and the browser carries only a reference.
+    public var pushedAuthorization: Endpoint? = nil
 }
 
 /// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token

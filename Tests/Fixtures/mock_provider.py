@@ -165,7 +165,7 @@ def new_oauth1_secret():
 
 STAT_KEYS = (
     "authorize", "token", "refresh", "revoke", "user", "discovery", "jwks",
-    "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account", "oauth1_keyed",
+    "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account", "oauth1_keyed", "par",
 )
 
 
@@ -193,6 +193,7 @@ class ProviderState(MockState):
             self.o1_access = {}      # access token -> record
             self.o1_nonces = set()   # (consumer key, nonce)
             self.assertion_ids = set()  # jti of every client assertion accepted
+            self.pushed = {}         # request_uri -> (authorize parameters, expiry)
 
     @property
     def issuer(self):
@@ -229,6 +230,7 @@ class ProviderHandler(MockHandler):
 
     ROUTES = {
         "/oauth2/authorize": ("handle_authorize", ("GET", "POST")),
+        "/oauth2/par": ("handle_par", ("POST",)),
         "/oauth2/token": ("handle_token", ("GET", "POST")),
         "/oauth2/revoke": ("handle_revoke", ("POST",)),
         "/oauth2/user": ("handle_user", ("GET",)),
@@ -269,6 +271,13 @@ class ProviderHandler(MockHandler):
             except BadRequest as error:
                 return self.send_text(400, "Bad request: %s\n" % error)
         params, duplicates = self.single_values(pairs)
+        if "request_uri" in params:
+            # RFC 9126 section 4: the parameters pushed earlier, once, by the same client.
+            with self.state.lock:
+                pushed, expires = self.state.pushed.pop(params["request_uri"], (None, 0))
+            if pushed is None or expires < time.time() or pushed.get("client_id") != params.get("client_id"):
+                return self.send_text(400, "Error 400: invalid_request_uri\n\nThe request_uri is unknown, used or expired.\n")
+            params, duplicates = dict(pushed), set()
 
         # Problems with the client or its redirect URI are shown to the user, never redirected.
         client_id = params.get("client_id")
@@ -714,6 +723,27 @@ class ProviderHandler(MockHandler):
             "email_verified": True,
             "picture": self.state.base_url + "/a.png",
         }, [("Cache-Control", "no-store")])
+
+    def handle_par(self):
+        """RFC 9126 pushed authorization request: the client authenticates as at the token
+        endpoint and gets a one-time request_uri, good for a minute, for /oauth2/authorize."""
+        self.state.count("par")
+        form = self.read_client_form()
+        if form is None:
+            return
+        params, duplicates = form
+        client_id = self.authenticated_client(params, duplicates)
+        if client_id is None:
+            return
+        if "request_uri" in params:
+            return self.oauth2_error(400, "invalid_request", "request_uri must not be pushed")
+        credentials = ("client_secret", "client_assertion", "client_assertion_type")
+        stored = {name: value for name, value in params.items() if name not in credentials}
+        stored["client_id"] = client_id
+        request_uri = "urn:ietf:params:oauth:request_uri:" + secrets.token_urlsafe(24)
+        with self.state.lock:
+            self.state.pushed[request_uri] = (stored, time.time() + 60)
+        return self.send_json(201, {"request_uri": request_uri, "expires_in": 60}, NO_STORE)
 
     def handle_signed_userinfo(self):
         """OpenID Connect Core 5.3.2's signed UserInfo answer, FranceConnect's only form: the

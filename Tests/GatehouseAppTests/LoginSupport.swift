@@ -127,6 +127,11 @@ struct LoginBench {
                             "revoke": "/oauth2/revoke", "client_authentication": "private_key_jwt",
                             "parameters": {"client_id": "string", "private_key": "string", "key_id": "string"}}}
                 """,
+            "mockpar": """
+                {"name": "Mock pushed authorization requests", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "par": "/oauth2/par", "pkce": true,
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"user": "", "deny": ""}}}}}
+                """,
             "mockjwtsecret": """
                 {"name": "Mock client_secret_jwt", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
@@ -149,7 +154,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

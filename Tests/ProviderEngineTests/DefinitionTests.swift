@@ -150,6 +150,16 @@ struct DefinitionTests {
             == ["/oauth2/client_assertion/algorithm: must be one of HS256, HS384, HS512"])
     }
 
+    @Test("par names the pushed authorization request endpoint, a POST by default, in the oauth2 block only")
+    func pushedAuthorization() throws {
+        let good = try read(#"{"name":"P","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","par":"/par"}}"#).get()
+        #expect(good.oauth2?.pushedAuthorization?.url == "https://x/par" && good.oauth2?.pushedAuthorization?.method == "POST")
+        #expect(defects(#"{"name":"P","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","par":{"url":"/par","query":{"x":"{tenant}"}}}}"#)
+            == ["/oauth2/par/query/x: {tenant} is not a declared parameter"])
+        #expect(defects(#"{"name":"P","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":"/t","par":"/par"}}"#)
+            == ["/oauth1/par: unknown key"])
+    }
+
     @Test("a profile step may read a signed JWT answer, only where an openid block says whose keys sign it")
     func signedProfileStep() throws {
         let base = #"{"name":"S","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","request":"https://x/api"},"#

@@ -115,7 +115,17 @@ struct LoginService: Sendable {
             var extra = options["authorize"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
             if mobile { extra.merge(oauth2.mobileQuery) { mine, _ in mine } }
             let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
-            location = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
+            let authorizeURL = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
+            if let pushed = oauth2.pushedAuthorization {
+                switch await pushAuthorization(pushed, oauth2: oauth2, authorizeURL: authorizeURL, templates: templates, provider: providerID) {
+                case .failure(let problem):
+                    context.logger.warning("Pushed authorization request failed", ["provider.id": providerID, "error": problem.message])
+                    return deliver(problem.message, data: problem.data)
+                case .success(let reference): location = reference
+                }
+            } else {
+                location = authorizeURL
+            }
         case .oauth1:
             guard let oauth1 = definition.normalisedOAuth1 else { return deliver("\(providerID) has no OAuth 1 login") }
             let templates = TemplateContext(keyset: parameters, parameters: oauth1.parameters, flow: flow)
