@@ -495,6 +495,15 @@ class ProviderHandler(MockHandler):
             return self.oauth2_error(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
         return self.single_values(pairs)
 
+    def client_request(self):
+        """(params, client_id) of an authenticated form request from a client, or (None, None)
+        after the error has been sent: revocation and pushed authorization requests."""
+        form = self.read_client_form()
+        if form is None:
+            return None, None
+        params, duplicates = form
+        return params, self.authenticated_client(params, duplicates)
+
     def authenticated_client(self, params, duplicates):
         """The client_id, or None after the error has been sent. Duplicates are refused before
         client authentication is even looked at."""
@@ -637,11 +646,7 @@ class ProviderHandler(MockHandler):
 
     def handle_revoke(self):
         self.state.count("revoke")
-        form = self.read_client_form()
-        if form is None:
-            return
-        params, duplicates = form
-        client_id = self.authenticated_client(params, duplicates)
+        params, client_id = self.client_request()
         if client_id is None:
             return
         token = params.get("token")
@@ -728,11 +733,7 @@ class ProviderHandler(MockHandler):
         """RFC 9126 pushed authorization request: the client authenticates as at the token
         endpoint and gets a one-time request_uri, good for a minute, for /oauth2/authorize."""
         self.state.count("par")
-        form = self.read_client_form()
-        if form is None:
-            return
-        params, duplicates = form
-        client_id = self.authenticated_client(params, duplicates)
+        params, client_id = self.client_request()
         if client_id is None:
             return
         if "request_uri" in params:
