@@ -10,9 +10,9 @@ extension LoginService {
     func pushAuthorization(
         _ endpoint: Endpoint, oauth2: OAuth2Definition, authorizeURL: String, templates: TemplateContext, provider: String
     ) async -> Result<String, ProviderProblem> {
-        let parts = authorizeURL.split(separator: "?", maxSplits: 1)
-        let base = String(parts[0])
-        let query = parts.count > 1 ? String(parts[1]) : ""
+        let question = authorizeURL.firstIndex(of: "?")
+        let base = String(authorizeURL[..<(question ?? authorizeURL.endIndex)])
+        let query = question.map { String(authorizeURL[authorizeURL.index(after: $0)...]) } ?? ""
         let url = Template.renderURL(endpoint.url, templates)
         let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
         do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
@@ -29,16 +29,19 @@ extension LoginService {
             + [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"), HTTPHeader(name: "Accept", value: "application/json")]
         let response: HTTPClientResponse
         do {
-            response = try await outbound.execute(HTTPClientRequest(method: "POST", url: url, headers: headers, body: Array(body.utf8), timeout: .seconds(15)))
+            let request = HTTPClientRequest(method: "POST", url: url, headers: headers, body: Array(body.utf8), timeout: .seconds(15))
+            response = try await outbound.execute(request)
         } catch {
             context.metrics.upstream.increment(provider, "par", "unreachable")
-            return .failure(ProviderProblem(message: "Error during the 'par' step (the provider did not answer: \(error.shortDescription))", data: .null))
+            let reason = "the provider did not answer: \(error.shortDescription)"
+            return .failure(ProviderProblem(message: "Error during the 'par' step (\(reason))", data: .null))
         }
         let fields = TokenResponse.fields(of: response, endpoint: endpoint)
         guard response.status == 201 || response.status == 200, let requestURI = fields?["request_uri"]?.stringValue, !requestURI.isEmpty else {
             context.metrics.upstream.increment(provider, "par", "error")
             let data = TokenResponse.errorData(fields)
-            return .failure(ProviderProblem(message: "Error during the 'par' step (\(TokenResponse.reason(data, status: response.status)))", data: data))
+            let reason = TokenResponse.reason(data, status: response.status)
+            return .failure(ProviderProblem(message: "Error during the 'par' step (\(reason))", data: data))
         }
         context.metrics.upstream.increment(provider, "par", "ok")
         let clientID = templates.keysetValue("client_id")

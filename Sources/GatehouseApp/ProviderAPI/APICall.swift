@@ -77,7 +77,9 @@ struct APICaller: Sendable {
         }
         if header.version == .oauth1 {
             guard let token = header.token else { return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header"))) }
-            guard definition.normalisedOAuth1?.signsRequests ?? true else { return checked(method: method, url: url, headers: headers, body: body, timeout: timeout) }
+            guard definition.normalisedOAuth1?.signsRequests ?? true else {
+                return checked(method: method, url: url, headers: headers, body: body, timeout: timeout)
+            }
             let signer = OAuth1Signer(
                 consumerKey: context.keysetValue("client_id"), consumerSecret: context.keysetValue("client_secret"), token: token,
                 tokenSecret: header.tokenSecret)
