@@ -17,7 +17,10 @@ struct HostileInputTests {
         "1e999999", "18446744073709551616", "-1", "http://evil.example", "//evil.example/x", "http://user@localhost",
         "http://127.0.0.1:1/x", "oauthio://localhost", "chrome-extension://abc", "file:///etc/passwd", "server", "true",
     ]
-    static let providers = ["mock2", "mockpkce", "mock1", "mockpost", "facebook", "apple", "emay", "nope", "%2e%2e", "A%00"]
+    static let providers = [
+        "mock2", "mockpkce", "mock1", "mockpost", "mockpar", "mocksplithost", "mocksignedinfo", "mock1key", "mockexport", "facebook", "apple",
+        "emay", "nope", "%2e%2e", "A%00",
+    ]
 
     struct Probe: Sendable {
         let description: String
