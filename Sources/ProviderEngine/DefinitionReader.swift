@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof", "lookup", "client_assertion", "par",
+        "token_proof", "lookup", "client_assertion", "par", "dpop",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
@@ -163,11 +163,15 @@ public struct DefinitionReader {
         }
         let lookup = object["lookup"].flatMap { self.lookup($0, base: base) }
         let pushed = object["par"].flatMap { endpoint($0, at: "/oauth2/par", base: base, defaultMethod: "POST") }
+        let dpop = optionalBool(object["dpop"], at: "/oauth2/dpop") ?? false
+        if dpop, parameters["dpop_key"] == nil {
+            defect("/oauth2/parameters", "dpop signs its proofs with the keyset's dpop_key: declare it")
+        }
         guard let authorize, let accessToken else { return nil }
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
             parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
-            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed)
+            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed, dpop: dpop)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {

@@ -43,7 +43,7 @@ extension ProviderDefinition {
             revoke.query = ["token": "{{token}}"].merging(credentials) { own, _ in own }
             oauth2.revoke = revoke
         }
-        oauth2.request = Self.normalisedRequest(oauth2.request, base: url, bearer: true)
+        oauth2.request = Self.normalisedRequest(oauth2.request, base: url, scheme: oauth2.dpop ? "DPoP" : "Bearer")
         return oauth2
     }
 
@@ -65,7 +65,7 @@ extension ProviderDefinition {
     func makeNormalisedOAuth1() -> OAuth1Definition? {
         guard var oauth1 else { return nil }
         if oauth1.requestToken.query == nil { oauth1.requestToken.query = ["oauth_callback": "{{callback}}"] }
-        oauth1.request = Self.normalisedRequest(oauth1.request, base: url, bearer: false)
+        oauth1.request = Self.normalisedRequest(oauth1.request, base: url, scheme: nil)
         return oauth1
     }
 
@@ -76,12 +76,13 @@ extension ProviderDefinition {
         return !texts.contains { Template.references(in: $0).flow.contains("state") }
     }
 
-    /// `request` with a base URL and, for OAuth 2 with neither query nor headers, a bearer header.
-    private static func normalisedRequest(_ request: Endpoint?, base: String?, bearer: Bool) -> Endpoint? {
+    /// `request` with a base URL and, for OAuth 2 with neither query nor headers, the token in
+    /// an `Authorization` header under `scheme` (`Bearer`, or `DPoP` for a key-bound token).
+    private static func normalisedRequest(_ request: Endpoint?, base: String?, scheme: String?) -> Endpoint? {
         var endpoint = request ?? Endpoint(url: base ?? "")
         if endpoint.url.isEmpty { return nil }
-        if bearer, endpoint.query == nil, endpoint.headers == nil {
-            endpoint.headers = ["Authorization": "Bearer {{token}}"]
+        if let scheme, endpoint.query == nil, endpoint.headers == nil {
+            endpoint.headers = ["Authorization": scheme + " {{token}}"]
         }
         return endpoint
     }

@@ -80,6 +80,9 @@ public struct OAuth2Definition: Sendable, Hashable {
     /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
     /// first, with the app's client authentication, and the browser carries only a reference.
     public var pushedAuthorization: Endpoint? = nil
+    /// RFC 9449: token and API calls carry a proof signed with the keyset's `dpop_key`, so the
+    /// provider can bind its tokens to that key.
+    public var dpop = false
 }
 
 /// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token

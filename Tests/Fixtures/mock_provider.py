@@ -194,6 +194,7 @@ class ProviderState(MockState):
             self.o1_nonces = set()   # (consumer key, nonce)
             self.assertion_ids = set()  # jti of every client assertion accepted
             self.pushed = {}         # request_uri -> (authorize parameters, expiry)
+            self.dpop_ids = set()    # jti of every DPoP proof accepted
 
     @property
     def issuer(self):
@@ -205,14 +206,15 @@ class ProviderState(MockState):
             for token in [t for t, record in table.items() if record["grant"] == grant]:
                 del table[token]
 
-    def issue_tokens(self, grant, client_id, scope, sub):
-        """New access + refresh token for a grant. Caller holds the lock."""
+    def issue_tokens(self, grant, client_id, scope, sub, jkt=None):
+        """New access + refresh token for a grant; `jkt` binds the access token to a DPoP key.
+        Caller holds the lock."""
         access = new_token("mat_")
         refresh = new_token("mrt_")
         lifetime = self.config["access_token_lifetime"]
         self.access_tokens[access] = {
             "grant": grant, "client_id": client_id, "scope": scope, "sub": sub,
-            "expires": time.time() + lifetime,
+            "expires": time.time() + lifetime, "jkt": jkt,
         }
         self.refresh_tokens[refresh] = {"grant": grant, "client_id": client_id, "scope": scope, "sub": sub}
         return access, refresh, lifetime
@@ -526,6 +528,9 @@ class ProviderHandler(MockHandler):
         client_id = self.authenticated_client(params, duplicates)
         if client_id is None:
             return
+        self.dpop_jkt, failure = self.dpop_check()
+        if failure:
+            return self.dpop_refusal(400, failure)
         grant_type = params.get("grant_type")
         if not grant_type:
             return self.oauth2_error(400, "invalid_request", "Missing required parameter: grant_type")
@@ -549,7 +554,7 @@ class ProviderHandler(MockHandler):
         record, access, refresh, lifetime = outcome
         fields = [
             ("access_token", access),
-            ("token_type", "bearer"),
+            ("token_type", "DPoP" if self.dpop_jkt else "bearer"),
             ("expires_in", str(lifetime)),
             ("refresh_token", refresh),
             ("scope", record["scope"]),
@@ -603,7 +608,8 @@ class ProviderHandler(MockHandler):
         # Only a successful exchange consumes the code.
         record["used"] = True
         record["grant"] = secrets.token_hex(8)
-        access, refresh, lifetime = self.state.issue_tokens(record["grant"], client_id, record["scope"], OAUTH2_SUBJECT)
+        access, refresh, lifetime = self.state.issue_tokens(
+            record["grant"], client_id, record["scope"], OAUTH2_SUBJECT, self.dpop_jkt)
         return record, access, refresh, lifetime
 
     def grant_refresh_token(self, client_id, params):
@@ -622,7 +628,7 @@ class ProviderHandler(MockHandler):
                 failure = ("invalid_scope", "Requested scope exceeds the original grant")
             else:
                 scope = record["scope"] if requested is None else requested
-                access, refresh, lifetime = self.state.issue_tokens(record["grant"], client_id, scope, record["sub"])
+                access, refresh, lifetime = self.state.issue_tokens(record["grant"], client_id, scope, record["sub"], self.dpop_jkt)
                 if self.state.config["rotate_refresh_tokens"]:
                     del self.state.refresh_tokens[token]
                 else:
@@ -633,7 +639,7 @@ class ProviderHandler(MockHandler):
             return self.oauth2_error(400, failure[0], failure[1])
         fields = [
             ("access_token", access),
-            ("token_type", "bearer"),
+            ("token_type", "DPoP" if self.dpop_jkt else "bearer"),
             ("expires_in", str(lifetime)),
             ("refresh_token", refresh),
             ("scope", scope),
@@ -670,13 +676,60 @@ class ProviderHandler(MockHandler):
         # Unknown or already revoked tokens also get 200 (RFC 7009 section 2.2).
         return self.send(200, b"", None, NO_STORE)
 
+    def dpop_check(self, access_token=None):
+        """RFC 9449: (key thumbprint, None) for a valid DPoP proof on this request, (None, None)
+        without one, (None, (error, description)) for a bad one. RS256 proofs only; with
+        /_config?dpop_nonce=... every proof sent to the token endpoint must carry that nonce
+        (the API, a resource server, asks for none)."""
+        proof = self.headers.get("DPoP")
+        if proof is None:
+            return None, None
+        def bad(description):
+            return None, ("invalid_dpop_proof", description)
+        parts = proof.split(".")
+        try:
+            header = json.loads(client_unb64(parts[0]))
+            claims = json.loads(client_unb64(parts[1]))
+            signature = client_unb64(parts[2])
+            jwk = header["jwk"]
+            n, e = (int.from_bytes(client_unb64(jwk[name]), "big") for name in ("n", "e"))
+        except (IndexError, KeyError, TypeError, ValueError):
+            return bad("Malformed DPoP proof")
+        if len(parts) != 3 or header.get("typ") != "dpop+jwt" or header.get("alg") != "RS256" or jwk.get("kty") != "RSA":
+            return bad("The proof must be an RS256 dpop+jwt carrying an RSA jwk")
+        if not client_rs256_verify((parts[0] + "." + parts[1]).encode("ascii"), signature, n, e):
+            return bad("The proof's signature does not verify")
+        if claims.get("htm") != self.method or claims.get("htu") != self.state.base_url + self.req_path:
+            return bad("The proof is for another method or URL")
+        if not isinstance(claims.get("iat"), int) or abs(time.time() - claims["iat"]) > 60:
+            return bad("The proof is too old or from the future")
+        if access_token is not None and claims.get("ath") != b64url(hashlib.sha256(access_token.encode("utf-8")).digest()):
+            return bad("The proof is not for this access token")
+        with self.state.lock:
+            nonce = self.state.config.get("dpop_nonce") if access_token is None else None
+            if nonce and claims.get("nonce") != nonce:
+                return None, ("use_dpop_nonce", "Authorization server requires nonce in DPoP proof")
+            jti = claims.get("jti")
+            if not isinstance(jti, str) or jti in self.state.dpop_ids:
+                return bad("The proof's jti is missing or was used before")
+            self.state.dpop_ids.add(jti)
+        members = json.dumps({"e": jwk["e"], "kty": "RSA", "n": jwk["n"]}, separators=(",", ":"), sort_keys=True)
+        return b64url(hashlib.sha256(members.encode("ascii")).digest()), None
+
+    def dpop_refusal(self, status, failure):
+        error, description = failure
+        with self.state.lock:
+            nonce = self.state.config.get("dpop_nonce")
+        headers = [("DPoP-Nonce", nonce)] if error == "use_dpop_nonce" and nonce else []
+        return self.send_json(status, {"error": error, "error_description": description}, headers + list(NO_STORE))
+
     def bearer_record(self, scheme_name="bearer"):
         """The record of a valid bearer token, else None after the 401 has been sent.
         Mailchimp's metadata endpoint takes the same token under the scheme "OAuth"."""
         authorization = self.headers.get("Authorization") or ""
         scheme, _, token = authorization.strip().partition(" ")
         token = token.strip()
-        if scheme.lower() != scheme_name or not token:
+        if scheme.lower() not in (scheme_name, "dpop") or not token:
             self.send_json(
                 401, {"error": "invalid_token", "error_description": "Missing bearer token"},
                 [("WWW-Authenticate", 'Bearer realm="mock"')],
@@ -685,6 +738,11 @@ class ProviderHandler(MockHandler):
         with self.state.lock:
             record = self.state.access_tokens.get(token)
             if record is not None and record["expires"] < time.time():
+                record = None
+        if record is not None and (record.get("jkt") is not None or scheme.lower() == "dpop"):
+            # A key-bound token is good only under the DPoP scheme, with a proof from its key.
+            jkt, failure = self.dpop_check(access_token=token)
+            if failure or jkt is None or jkt != record.get("jkt") or scheme.lower() != "dpop":
                 record = None
         if record is None:
             self.send_json(
@@ -1025,6 +1083,8 @@ class ProviderHandler(MockHandler):
             if not params["access_token_lifetime"].lstrip("-").isdigit():
                 return self.send_json(400, {"error": "access_token_lifetime must be an integer"})
             updates["access_token_lifetime"] = int(params["access_token_lifetime"])
+        if "dpop_nonce" in params:
+            updates["dpop_nonce"] = params["dpop_nonce"]
         if "client_key_n" in params:
             if not re.fullmatch(r"[0-9A-Fa-f]{256,1024}", params["client_key_n"]):
                 return self.send_json(400, {"error": "client_key_n must be an RSA modulus in hex"})

@@ -132,6 +132,12 @@ struct LoginBench {
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "par": "/oauth2/par", "pkce": true,
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"user": "", "deny": ""}}}}}
                 """,
+            "mockdpop": """
+                {"name": "Mock DPoP-bound tokens", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
+                            "request": "\(mock)/oauth2", "dpop": true,
+                            "parameters": {"client_id": "string", "client_secret": "string", "dpop_key": "string"}}}
+                """,
             "mockjwtsecret": """
                 {"name": "Mock client_secret_jwt", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",

@@ -54,6 +54,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
     public func setClientKey(modulusHex: String) async throws {
         _ = try await child.control("GET /_config?client_key_n=\(modulusHex)")
     }
+
+    /// `GET /_config?dpop_nonce=...`: every DPoP proof must carry this nonce; one without it
+    /// is answered `use_dpop_nonce` with a `DPoP-Nonce` header (RFC 9449 §8).
+    public func setDPoPNonce(_ nonce: String) async throws {
+        _ = try await child.control("GET /_config?dpop_nonce=\(nonce)")
+    }
 }
 
 public struct MockProviderError: Error, CustomStringConvertible {

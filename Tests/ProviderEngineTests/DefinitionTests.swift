@@ -150,6 +150,16 @@ struct DefinitionTests {
             == ["/oauth2/client_assertion/algorithm: must be one of HS256, HS384, HS512"])
     }
 
+    @Test("dpop needs the keyset's dpop_key declared, and makes the default API header carry the DPoP scheme")
+    func dpop() throws {
+        let base = #"{"name":"D","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","dpop":true"#
+        let good = try read(base + #","parameters":{"client_id":"string","client_secret":"string","dpop_key":"string"}}}"#).get()
+        #expect(good.oauth2?.dpop == true && good.normalisedOAuth2?.request?.headers == ["Authorization": "DPoP {{token}}"])
+        #expect(defects(base + "}}") == ["/oauth2/parameters: dpop signs its proofs with the keyset's dpop_key: declare it"])
+        #expect(defects(#"{"name":"D","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","dpop":"yes"}}"#)
+            == ["/oauth2/dpop: must be true or false"])
+    }
+
     @Test("par names the pushed authorization request endpoint, a POST by default, in the oauth2 block only")
     func pushedAuthorization() throws {
         let good = try read(#"{"name":"P","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","par":"/par"}}"#).get()

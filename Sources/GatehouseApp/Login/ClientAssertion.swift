@@ -10,9 +10,7 @@ internal import Synchronization
 /// good for two minutes: ID-porten allows no more, and login.gov and NHS login no more than five.
 final class ClientAssertionSigner: Sendable {
     static let lifetime: Int64 = 120
-    /// Parsed keys by PEM text: parsing an RSA key costs far more than signing with it.
-    private let keys = Mutex<[String: PrivateKey]>([:])
-    private static let keyCacheLimit = 256
+    private let keys = PrivateKeyCache()
 
     /// The assertion for `audience` (by default the token endpoint's URL): signed with the
     /// keyset's `private_key`, named by its `key_id`, or with HMAC keyed by its `client_secret`.
@@ -37,7 +35,7 @@ final class ClientAssertionSigner: Sendable {
                 : (name == "HS384" ? HMAC.sha384(key: secret, message: message) : HMAC.sha256(key: secret, message: message))
             return signingInput + "." + Base64URL.encode(mac)
         }
-        let key = try privateKey(templates.keysetValue("private_key"))
+        let key = try keys.key(templates.keysetValue("private_key"), parameter: "private_key")
         let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)
         var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
         let keyID = templates.keysetValue("key_id")
@@ -63,23 +61,37 @@ final class ClientAssertionSigner: Sendable {
             }
             return algorithm
         }
-        switch kind {
-        case .rsa: return .rs256
-        case .ec(let curve): return curve == .p384 ? .es384 : .es256
+        return kind.usualAlgorithm
+    }
+}
+
+extension KeyKind {
+    /// The JOSE algorithm a key of this kind signs with unless told otherwise.
+    var usualAlgorithm: SignatureAlgorithm {
+        switch self {
+        case .rsa: .rs256
+        case .ec(let curve): curve == .p384 ? .es384 : .es256
         }
     }
+}
 
-    private func privateKey(_ pem: String) throws(ClientAssertionError) -> PrivateKey {
-        guard !pem.isEmpty else { throw ClientAssertionError("the keyset has no private_key") }
+/// Keyset keys parsed once, by PEM text: parsing an RSA key costs far more than signing with it.
+final class PrivateKeyCache: Sendable {
+    private let keys = Mutex<[String: PrivateKey]>([:])
+    private static let limit = 256
+
+    /// The key in keyset parameter `parameter`, or why it cannot sign (never the key itself).
+    func key(_ pem: String, parameter: String) throws(ClientAssertionError) -> PrivateKey {
+        guard !pem.isEmpty else { throw ClientAssertionError("the keyset has no \(parameter)") }
         if let key = keys.withLock({ $0[pem] }) { return key }
         // Keys pasted through environment variables often arrive with literal "\n".
         let text = pem.contains("\\n") ? pem.replacing("\\n", with: "\n") : pem
         let key: PrivateKey
         do { key = try PrivateKey(pem: text) } catch {
-            throw ClientAssertionError("the keyset's private_key is not an unencrypted PEM RSA or EC private key")
+            throw ClientAssertionError("the keyset's \(parameter) is not an unencrypted PEM RSA or EC private key")
         }
         keys.withLock { cache in
-            if cache.count >= Self.keyCacheLimit { cache.removeAll() }
+            if cache.count >= Self.limit { cache.removeAll() }
             cache[pem] = key
         }
         return key
@@ -99,17 +111,24 @@ extension LoginService {
     /// How the app proves itself at the token endpoint at `url`: Basic credentials in a header,
     /// or for `private_key_jwt` and `client_secret_jwt` a fresh assertion among the flow values
     /// the body's template sends.
+    /// With `dpop`, a proof for `method` on `url` goes along too, carrying `nonce` when the
+    /// provider demanded one.
     func clientAuthentication(
-        _ oauth2: OAuth2Definition, url: String, templates: TemplateContext
+        _ oauth2: OAuth2Definition, url: String, templates: TemplateContext, method: String = "POST", nonce: String? = nil
     ) throws(ClientAssertionError) -> (templates: TemplateContext, headers: [HTTPHeader]) {
+        var templates = templates
+        var headers: [HTTPHeader] = []
         switch oauth2.clientAuthentication {
-        case .body: return (templates, [])
-        case .basic: return (templates, [Self.basicAuthorization(templates)])
+        case .body: break
+        case .basic: headers.append(Self.basicAuthorization(templates))
         case .privateKeyJWT, .clientSecretJWT:
-            var templates = templates
             templates.flow["client_assertion"] = try assertions.assertion(
                 templates, audience: url, rule: oauth2.clientAssertion, withSecret: oauth2.clientAuthentication == .clientSecretJWT)
-            return (templates, [])
         }
+        if oauth2.dpop {
+            let proof = try dpop.proof(templates.keysetValue("dpop_key"), method: method, url: url, accessToken: nil, nonce: nonce)
+            headers.append(HTTPHeader(name: "DPoP", value: proof))
+        }
+        return (templates, headers)
     }
 }

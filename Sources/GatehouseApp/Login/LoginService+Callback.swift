@@ -172,21 +172,32 @@ extension LoginService {
         case .failure(let refusal): return .failure(ProviderProblem(message: refusal.message, data: .null))
         case .success(let rendered): url = rendered
         }
-        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
-        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+        let endpoint = oauth2.accessToken
+        func request(nonce: String?) throws(ClientAssertionError) -> HTTPClientRequest {
+            let authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method, nonce: nonce)
+            return EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
+        }
+        let first: HTTPClientRequest
+        do throws(ClientAssertionError) { first = try request(nonce: nil) } catch {
             return .failure(ProviderProblem(message: "Error during the 'access_token' step (\(error.reason))", data: .null))
         }
-        let request = EndpointRequest.make(oauth2.accessToken, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
-        return await tokenCall(request, endpoint: oauth2.accessToken, step: "access_token", extra: oauth2.accessToken.extra, provider: provider)
+        return await tokenCall(
+            first, endpoint: endpoint, step: "access_token", extra: endpoint.extra, provider: provider, renew: { try? request(nonce: $0) })
     }
 
     /// Calls a token endpoint and turns its answer into OAuth.io's result fields.
-    func tokenCall(_ request: HTTPClientRequest, endpoint: Endpoint, step: String, extra: [String], provider: String) async
-        -> Result<[String: JSONValue], ProviderProblem>
-    {
-        let response: HTTPClientResponse
+    /// `renew` rebuilds the request with the nonce a DPoP provider demanded (RFC 9449 §8): the
+    /// call is made once more with it.
+    func tokenCall(
+        _ request: HTTPClientRequest, endpoint: Endpoint, step: String, extra: [String], provider: String,
+        renew: ((String) -> HTTPClientRequest?)? = nil
+    ) async -> Result<[String: JSONValue], ProviderProblem> {
+        var response: HTTPClientResponse
         do {
             response = try await outbound.execute(request)
+            if let renew, let nonce = DPoPSigner.demandedNonce(response), let again = renew(nonce) {
+                response = try await outbound.execute(again)
+            }
         } catch {
             context.metrics.upstream.increment(provider, step, "unreachable")
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))

@@ -97,15 +97,19 @@ extension LoginService {
         case .failure(let refusal): return JSend.error(400, refusal.message)
         case .success(let rendered): url = rendered
         }
-        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
-        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+        func refreshRequest(nonce: String?) throws(ClientAssertionError) -> HTTPClientRequest {
+            let authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method, nonce: nonce)
+            var built = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
+            Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &built)
+            return built
+        }
+        let outboundRequest: HTTPClientRequest
+        do throws(ClientAssertionError) { outboundRequest = try refreshRequest(nonce: nil) } catch {
             return JSend.error(400, "Cannot authenticate the app to \(provider): \(error.reason)")
         }
-        var outboundRequest = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
-        Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &outboundRequest)
         let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
-            switch await tokenCall(outboundRequest, endpoint: endpoint, step: "refresh", extra: [], provider: provider) {
+            switch await tokenCall(outboundRequest, endpoint: endpoint, step: "refresh", extra: [], provider: provider, renew: { try? refreshRequest(nonce: $0) }) {
             case .failure(let problem):
                 let body = JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data])
                 return .failed(.json(body, status: problem.rejectsCallerToken ? 400 : 502))
@@ -199,7 +203,9 @@ extension LoginService {
         case .success(let rendered): url = rendered
         }
         let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
-        do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {
+        do throws(ClientAssertionError) {
+            authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method)
+        } catch {
             return .error(400, "invalid_request", "Cannot authenticate the app to \(provider): \(error.reason)")
         }
         var revocation = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)

@@ -13,6 +13,8 @@ struct LoginService: Sendable {
     let apple: AppleSignIn
     /// Signs `private_key_jwt` assertions, keeping each keyset's parsed key.
     let assertions = ClientAssertionSigner()
+    /// Signs DPoP proofs with each keyset's `dpop_key`.
+    let dpop = DPoPSigner()
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 

@@ -15,11 +15,14 @@ struct APICaller: Sendable {
     /// Keyset and flow values for the templates, built once per call: every `oauthio` field,
     /// the token under `token`, and `today`.
     let templates: TemplateContext
+    /// Signs the proof each call carries when the provider binds tokens to the keyset's key.
+    let dpop: DPoPSigner
 
-    init(definition: ProviderDefinition, keyset: [String: JSONValue], header: OAuthioHeader) {
+    init(definition: ProviderDefinition, keyset: [String: JSONValue], header: OAuthioHeader, dpop: DPoPSigner) {
         self.definition = definition
         self.keyset = keyset
         self.header = header
+        self.dpop = dpop
         let oauth1 = header.version == .oauth1
         requestEndpoint = oauth1 ? definition.normalisedOAuth1?.request : definition.normalisedOAuth2?.request
         var flow = header.fields
@@ -74,6 +77,15 @@ struct APICaller: Sendable {
         }
         if let proof = proofParameter() {
             url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + proof
+        }
+        if header.version == .oauth2, definition.normalisedOAuth2?.dpop == true {
+            headers.removeAll { $0.name.lowercased() == "dpop" }
+            do throws(ClientAssertionError) {
+                let proof = try dpop.proof(context.keysetValue("dpop_key"), method: method, url: url, accessToken: header.token, nonce: nil)
+                headers.append(HTTPHeader(name: "DPoP", value: proof))
+            } catch {
+                return .failure(Refusal(JSend.error(400, "Cannot prove possession of the token: \(error.reason)")))
+            }
         }
         if header.version == .oauth1 {
             guard let token = header.token else { return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header"))) }

@@ -214,7 +214,7 @@ struct ProviderAPI: Sendable {
         if needsToken, header.token?.isEmpty ?? true {
             return .failure(Refusal(JSend.error(400, "You must provide a 'token' in 'oauthio' http header")))
         }
-        return .success(APICaller(definition: definition, keyset: keyset.parameters, header: header))
+        return .success(APICaller(definition: definition, keyset: keyset.parameters, header: header, dpop: login.dpop))
     }
 
     /// One upstream call, counted in the metrics by provider, step and outcome.
