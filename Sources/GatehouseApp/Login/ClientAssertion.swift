@@ -7,9 +7,10 @@ internal import Synchronization
 /// `private_key_jwt` and `client_secret_jwt` (RFC 7523 §2.2, OpenID Connect Core §9): the app
 /// proves itself at a token endpoint with a JWT signed by its own key, or with HMAC keyed by
 /// its secret, so no secret leaves Gatehouse. Each call gets a fresh assertion (a new `jti`),
-/// good for two minutes: ID-porten allows no more, and login.gov and NHS login no more than five.
+/// used at once and good for a minute: HelseID allows no more, ID-porten two, and login.gov
+/// and NHS login five.
 final class ClientAssertionSigner: Sendable {
-    static let lifetime: Int64 = 120
+    static let lifetime: Int64 = 60
     private let keys = PrivateKeyCache()
 
     /// The assertion for `audience` (by default the token endpoint's URL): signed with the
@@ -23,7 +24,7 @@ final class ClientAssertionSigner: Sendable {
         let now = Timestamp.now()
         let claims = JSONValue.object([
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(rule?.audience.map { Template.render($0, templates) } ?? audience),
-            "jti": .string(jti), "iat": .number(Double(now)), "exp": .number(Double(now + Self.lifetime)),
+            "jti": .string(jti), "iat": .number(Double(now)), "nbf": .number(Double(now)), "exp": .number(Double(now + Self.lifetime)),
         ])
         if withSecret {
             let secret = Array(templates.keysetValue("client_secret").utf8)
