@@ -132,4 +132,15 @@ extension LoginService {
         }
         return (templates, headers)
     }
+
+    /// The call to a token, refresh or revoke `endpoint` already rendered as `url`: the app's
+    /// authentication, and for a call carrying the user's `token`, the definition's token proof.
+    func tokenEndpointRequest(
+        _ endpoint: Endpoint, oauth2: OAuth2Definition, url: String, templates: TemplateContext, token: String? = nil, nonce: String? = nil
+    ) throws(ClientAssertionError) -> HTTPClientRequest {
+        let authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method, nonce: nonce)
+        var request = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
+        if let token { Self.addTokenProof(oauth2, keyset: templates.keyset, token: token, to: &request) }
+        return request
+    }
 }

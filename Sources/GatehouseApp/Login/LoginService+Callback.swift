@@ -173,16 +173,13 @@ extension LoginService {
         case .success(let rendered): url = rendered
         }
         let endpoint = oauth2.accessToken
-        func request(nonce: String?) throws(ClientAssertionError) -> HTTPClientRequest {
-            let authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method, nonce: nonce)
-            return EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
-        }
         let first: HTTPClientRequest
-        do throws(ClientAssertionError) { first = try request(nonce: nil) } catch {
+        do throws(ClientAssertionError) { first = try tokenEndpointRequest(endpoint, oauth2: oauth2, url: url, templates: templates) } catch {
             return .failure(ProviderProblem(message: "Error during the 'access_token' step (\(error.reason))", data: .null))
         }
-        return await tokenCall(
-            first, endpoint: endpoint, step: "access_token", extra: endpoint.extra, provider: provider, renew: { try? request(nonce: $0) })
+        return await tokenCall(first, endpoint: endpoint, step: "access_token", extra: endpoint.extra, provider: provider) { nonce in
+            try? tokenEndpointRequest(endpoint, oauth2: oauth2, url: url, templates: templates, nonce: nonce)
+        }
     }
 
     /// Calls a token endpoint and turns its answer into OAuth.io's result fields.

@@ -98,10 +98,7 @@ extension LoginService {
         case .success(let rendered): url = rendered
         }
         func refreshRequest(nonce: String?) throws(ClientAssertionError) -> HTTPClientRequest {
-            let authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method, nonce: nonce)
-            var built = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
-            Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &built)
-            return built
+            try tokenEndpointRequest(endpoint, oauth2: oauth2, url: url, templates: templates, token: token, nonce: nonce)
         }
         let outboundRequest: HTTPClientRequest
         do throws(ClientAssertionError) { outboundRequest = try refreshRequest(nonce: nil) } catch {
@@ -202,14 +199,12 @@ extension LoginService {
         case .failure(let refusal): return .error(400, "invalid_request", refusal.message)
         case .success(let rendered): url = rendered
         }
-        let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
+        let revocation: HTTPClientRequest
         do throws(ClientAssertionError) {
-            authenticated = try clientAuthentication(oauth2, url: url, templates: templates, method: endpoint.method)
+            revocation = try tokenEndpointRequest(endpoint, oauth2: oauth2, url: url, templates: templates, token: token)
         } catch {
             return .error(400, "invalid_request", "Cannot authenticate the app to \(provider): \(error.reason)")
         }
-        var revocation = EndpointRequest.make(endpoint, url: url, context: authenticated.templates, extraHeaders: authenticated.headers)
-        Self.addTokenProof(oauth2, keyset: parameters, token: token, to: &revocation)
         do {
             let response = try await outbound.execute(revocation)
             guard (200..<300).contains(response.status) else {
