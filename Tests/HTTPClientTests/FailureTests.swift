@@ -33,7 +33,9 @@ struct FailureTests {
         let elapsed = clock.now - start
         #expect(error == .timedOut)
         #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .milliseconds(1500))
+        // Far below any other timeout in play; the slack absorbs a busy 2-core CI machine,
+        // where this once took 1.55 s.
+        #expect(elapsed < .seconds(5))
     }
 
     @Test("A per-request timeout overrides the configured one")
@@ -49,7 +51,8 @@ struct FailureTests {
         }
         let elapsed = clock.now - start
         #expect(error == .timedOut)
-        #expect(elapsed < .milliseconds(1100))
+        // The configured 30 s would show; the slack absorbs a busy CI machine.
+        #expect(elapsed < .seconds(5))
     }
 
     @Test("Bodies over maxResponseBytes fail with responseTooLarge", arguments: ["/big/2048", "/stream/65536"])
