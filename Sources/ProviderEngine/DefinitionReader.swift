@@ -55,7 +55,7 @@ public struct DefinitionReader {
         if object["oauth2"] == nil, object["oauth1"] == nil, object["native"] == nil {
             defect("", "a provider needs an oauth2, oauth1 or native block")
         }
-        let openid = object["openid"].flatMap { openIDDefinition($0) }
+        let openid = object["openid"].flatMap { openIDDefinition($0, parameters: oauth2?.parameters ?? oauth1?.parameters ?? [:]) }
         var profileMapping: ProfileMapping?
         if let profile = object["profile"] {
             // Relative profile URLs (`/me`) are API calls: resolved against the request base.
@@ -195,11 +195,25 @@ public struct DefinitionReader {
             parameters: parameters, ignoreVerifier: ignoreVerifier, signsRequests: signsRequests)
     }
 
-    private mutating func openIDDefinition(_ value: JSONValue) -> OpenIDDefinition? {
+    private mutating func openIDDefinition(_ value: JSONValue, parameters: [String: Parameter]) -> OpenIDDefinition? {
         guard let object = object(value, at: "/openid", keys: ["issuer", "jwks_uri", "algorithms"]) else { return nil }
         let issuer = requiredString(object["issuer"], at: "/openid/issuer")
-        let jwks = optionalURL(object["jwks_uri"], at: "/openid/jwks_uri", absolute: true)
+        // Kept exactly as written: some key sets live at a path ending in "/" (authentik).
+        var jwks = optionalString(object["jwks_uri"], at: "/openid/jwks_uri")
+        if let text = jwks, !text.hasPrefix("https://"), !text.hasPrefix("http://") {
+            defect("/openid/jwks_uri", "must be an absolute http(s) URL")
+            jwks = nil
+        }
         if object["jwks_uri"] == nil { defect("/openid/jwks_uri", "required") }
+        for (key, text) in [("issuer", issuer), ("jwks_uri", jwks)] {
+            guard let text else { continue }
+            let references = Template.references(in: text)
+            // The keys that vouch for a login must be the operator's choice, never the login's.
+            if !references.flow.isEmpty { defect("/openid/\(key)", "flow values ({{…}}) cannot name the issuer or its keys") }
+            for name in references.keyset.sorted() where parameters[name] == nil {
+                defect("/openid/\(key)", "{\(name)} is not a declared parameter")
+            }
+        }
         var algorithms = ["RS256"]
         if let list = object["algorithms"] {
             algorithms = stringList(list, at: "/openid/algorithms") ?? algorithms

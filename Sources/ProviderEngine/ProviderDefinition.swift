@@ -147,11 +147,21 @@ public struct OAuth1Definition: Sendable, Hashable {
     public var signsRequests: Bool = true
 }
 
-/// The `openid` block: how to verify the provider's id_token.
+/// The `openid` block: how to verify the provider's id_token. `issuer` and `jwksURI` may hold
+/// `{x}` keyset values: a provider hosted per tenant (Okta, Auth0, Keycloak) issues its tokens
+/// under the app's own domain.
 public struct OpenIDDefinition: Sendable, Hashable {
     public var issuer: String
     public var jwksURI: String
     public var algorithms: [String]
+
+    /// The block with the keyset's values in place, as an app's logins see it.
+    public func rendered(_ context: TemplateContext) -> OpenIDDefinition {
+        var copy = self
+        copy.issuer = Template.render(issuer, context)
+        copy.jwksURI = Template.renderURL(jwksURI, context)
+        return copy
+    }
 }
 
 /// Where the token endpoint expects the client credentials.

@@ -254,6 +254,22 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
+    @Test("an issuer named after the keyset's tenant: verified against that tenant's keys, refused for another")
+    func tenantIssuer() async throws {
+        let bench = try await LoginBench.start()
+        let opts = #"{"state":"t","state_type":"client","scope":"openid"}"#
+        let verified = try LoginBench.message(try await bench.login("mocktenant", opts: opts))
+        #expect(verified["status"] == "success", "\(verified)")
+        #expect(try await bench.mock.stats()["jwks"] == 1)
+        // The same mock reached under another name issues tokens as 127.0.0.1, not as this tenant.
+        let other = #"{"parameters":{"domain":"localhost:\#(bench.mock.port)","client_id":"client-1","client_secret":"secret-1"}}"#
+        _ = try await bench.gateway.send("PUT", "/api/admin/apps/\(bench.key)/keysets/mocktenant", body: other)
+        let refused = try LoginBench.message(try await bench.login("mocktenant", opts: opts))
+        #expect(refused["status"] == "error")
+        #expect(refused["message"]?.stringValue?.contains("was not issued by http://localhost:\(bench.mock.port)") == true, "\(refused)")
+        try await bench.stop()
+    }
+
     @Test("mobile: oauthio://localhost passes with a localhost whitelist and gets #oauthio= (item 16)")
     func mobile() async throws {
         let bench = try await LoginBench.start()

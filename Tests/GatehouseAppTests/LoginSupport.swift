@@ -29,6 +29,12 @@ struct LoginBench {
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
                  "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"}}
                 """,
+            "mocktenant": """
+                {"name": "Mock OpenID hosted per tenant", "url": "http://{domain}",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "parameters": {"domain": "string", "client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "http://{domain}", "jwks_uri": "http://{domain}/oauth2/jwks"}}
+                """,
             "mockpkceplain": """
                 {"name": "Mock PKCE plain", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "pkce": "plain",
@@ -164,6 +170,8 @@ struct LoginBench {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }
+        let tenant = #"{"parameters":{"domain":"127.0.0.1:\#(mock.port)","client_id":"client-1","client_secret":"secret-1"}}"#
+        _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/mocktenant", body: tenant)
         for provider in ["mock1", "mock1key"] {
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: #"{"parameters":{"client_id":"ck-1","client_secret":"cs-1"}}"#)
         }

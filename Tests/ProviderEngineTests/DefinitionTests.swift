@@ -181,6 +181,18 @@ struct DefinitionTests {
             == ["/profile/fetch/0/format: must be json or jwt"])
     }
 
+    @Test("an openid block may name its issuer and keys after the keyset's tenant, never after a flow value")
+    func tenantIssuer() throws {
+        let base = #"{"name":"T","url":"https://{domain}","oauth2":{"authorize":"/a","access_token":"/t","parameters":{"domain":"string"}},"#
+        let good = try read(base + #""openid":{"issuer":"https://{domain}/","jwks_uri":"https://{domain}/keys/"}}"#).get()
+        let rendered = try #require(good.openid).rendered(TemplateContext(keyset: ["domain": "acme.example"], parameters: good.oauth2?.parameters ?? [:]))
+        #expect(rendered.issuer == "https://acme.example/" && rendered.jwksURI == "https://acme.example/keys/")
+        #expect(defects(base + #""openid":{"issuer":"https://{{host}}","jwks_uri":"https://{tenant}/keys"}}"#) == [
+            "/openid/issuer: flow values ({{…}}) cannot name the issuer or its keys", "/openid/jwks_uri: {tenant} is not a declared parameter",
+        ])
+        #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"/keys"}}"#) == ["/openid/jwks_uri: must be an absolute http(s) URL"])
+    }
+
     @Test("OAuth 1 sign_requests: true by default; false needs a request block to authorise calls")
     func unsignedRequests() throws {
         let base = #"{"name":"Z","url":"https://x","oauth1":{"request_token":"/r","authorize":"/a","access_token":"/t""#

@@ -72,7 +72,8 @@ struct ProviderAPI: Sendable {
             }
             var parsed = JSONValue.parse(response.body)
             if step.signed, (200..<300).contains(response.status), let openid = caller.definition.openid {
-                switch await login.verifier.userInfo(response.body, openid: openid, audience: caller.templates.keysetValue("client_id")) {
+                let audience = caller.templates.keysetValue("client_id")
+                switch await login.verifier.userInfo(response.body, openid: openid.rendered(caller.templates), audience: audience) {
                 case .success(let claims): parsed = claims
                 case .failure(let refusal):
                     if step.optional { continue }
