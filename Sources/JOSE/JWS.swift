@@ -48,6 +48,20 @@ public struct JWS: Sendable {
         return kid
     }
 
+    /// A token's parts with its header's `alg` as written, for MACed tokens, which the typed
+    /// header refuses. The same rules hold: canonical base64url, no `crit`, a signature.
+    static func macParts(
+        of token: String, maximumLength: Int
+    ) throws(JOSEError) -> (alg: String, payload: [UInt8], signature: [UInt8], signingInput: [UInt8]) {
+        let bytes = try bytes(of: token, maximumLength: maximumLength)
+        let (first, second) = try dots(in: bytes)
+        let alg = try JWSHeader.signedMembers(of: decode(bytes[..<first], part: "header")).alg
+        let payload = try decode(bytes[(first + 1)..<second], part: "payload")
+        let signature = try decode(bytes[(second + 1)...], part: "signature")
+        guard !signature.isEmpty else { throw .malformed("the signature is empty") }
+        return (alg, payload, signature, Array(bytes[..<second]))
+    }
+
     /// The token's UTF-8, after the length check.
     private static func bytes(of token: String, maximumLength: Int) throws(JOSEError) -> [UInt8] {
         guard token.utf8.count <= maximumLength else { throw .malformed("the token is longer than \(maximumLength) bytes") }

@@ -16,16 +16,22 @@ public struct JWSHeader: Sendable, Equatable {
     /// as are headers marked `crit`: no extension is understood here, and RFC 7515 §4.1.11
     /// requires refusing a token whose critical extensions are not.
     init(json bytes: [UInt8], allowed: Set<SignatureAlgorithm>) throws(JOSEError) {
-        let (raw, name, kid, typ) = try Self.members(of: bytes)
-        guard name != "none" else { throw .unsupportedAlgorithm("unsigned tokens (alg none) are never accepted") }
+        let (raw, name, kid, typ) = try Self.signedMembers(of: bytes)
         guard let alg = SignatureAlgorithm(rawValue: name), allowed.contains(alg) else {
             throw .unsupportedAlgorithm("alg \(JOSEError.printable(name)) is not allowed here")
         }
-        guard raw["crit"] == nil else { throw .malformed("the header has critical extensions (crit), none of which are supported") }
         self.alg = alg
         self.kid = kid
         self.typ = typ
         self.raw = raw
+    }
+
+    /// As `members(of:)`, refusing what no token may carry: `alg: none` and `crit`.
+    static func signedMembers(of bytes: [UInt8]) throws(JOSEError) -> (JSONValue, alg: String, kid: String?, typ: String?) {
+        let members = try members(of: bytes)
+        guard members.alg != "none" else { throw .unsupportedAlgorithm("unsigned tokens (alg none) are never accepted") }
+        guard members.0["crit"] == nil else { throw .malformed("the header has critical extensions (crit), none of which are supported") }
+        return members
     }
 
     /// The header object and its `alg`, `kid` and `typ` members, type-checked.

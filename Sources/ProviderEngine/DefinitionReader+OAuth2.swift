@@ -72,5 +72,5 @@ extension DefinitionReader {
     }
 
     static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
-    static let secretAlgorithms = ["HS256", "HS384", "HS512"]
+    static let secretAlgorithms = OpenIDDefinition.macAlgorithms.sorted()
 }

@@ -204,7 +204,6 @@ public struct DefinitionReader {
             defect("/openid/jwks_uri", "must be an absolute http(s) URL")
             jwks = nil
         }
-        if object["jwks_uri"] == nil { defect("/openid/jwks_uri", "required") }
         for (key, text) in [("issuer", issuer), ("jwks_uri", jwks)] {
             guard let text else { continue }
             let references = Template.references(in: text)
@@ -217,11 +216,14 @@ public struct DefinitionReader {
         var algorithms = ["RS256"]
         if let list = object["algorithms"] {
             algorithms = stringList(list, at: "/openid/algorithms") ?? algorithms
-            for (index, algorithm) in algorithms.enumerated() where !["RS256", "RS384", "RS512", "ES256", "ES384"].contains(algorithm) {
+            let supported = OpenIDDefinition.macAlgorithms.union(["RS256", "RS384", "RS512", "ES256", "ES384"])
+            for (index, algorithm) in algorithms.enumerated() where !supported.contains(algorithm) {
                 defect("/openid/algorithms/\(index)", "unsupported algorithm '\(algorithm)'")
             }
         }
-        guard let issuer, let jwks else { return nil }
+        let onlyMACs = !algorithms.isEmpty && algorithms.allSatisfy(OpenIDDefinition.macAlgorithms.contains)
+        if object["jwks_uri"] == nil, !onlyMACs { defect("/openid/jwks_uri", "required unless every algorithm is an HMAC one (HS256, HS384, HS512)") }
+        guard let issuer, jwks != nil || onlyMACs else { return nil }
         return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms)
     }
 

@@ -152,14 +152,18 @@ public struct OAuth1Definition: Sendable, Hashable {
 /// under the app's own domain.
 public struct OpenIDDefinition: Sendable, Hashable {
     public var issuer: String
-    public var jwksURI: String
+    /// Absent only when every algorithm is an HMAC one, keyed by the client secret.
+    public var jwksURI: String?
     public var algorithms: [String]
+
+    /// The HMAC algorithms (OpenID Connect Core §10.1), as distinct from signatures by a key in the JWKS.
+    public static let macAlgorithms: Set<String> = ["HS256", "HS384", "HS512"]
 
     /// The block with the keyset's values in place, as an app's logins see it.
     public func rendered(_ context: TemplateContext) -> OpenIDDefinition {
         var copy = self
         copy.issuer = Template.render(issuer, context)
-        copy.jwksURI = Template.renderURL(jwksURI, context)
+        copy.jwksURI = jwksURI.map { Template.renderURL($0, context) }
         return copy
     }
 }

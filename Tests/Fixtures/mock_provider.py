@@ -179,6 +179,7 @@ class ProviderState(MockState):
             "token_format": token_format,
             "access_token_lifetime": DEFAULT_ACCESS_TOKEN_LIFETIME,
             "rotate_refresh_tokens": True,
+            "id_token_alg": "RS256",
         }
         self.reset()
 
@@ -548,6 +549,7 @@ class ProviderHandler(MockHandler):
         with self.state.lock:
             outcome = self.redeem_code(code, client_id, params.get("redirect_uri"), params.get("code_verifier"), now)
             token_format = self.state.config["token_format"]
+            id_token_alg = self.state.config["id_token_alg"]
             issuer = self.state.issuer
         if isinstance(outcome, str):
             return self.oauth2_error(400, "invalid_grant", outcome)
@@ -568,7 +570,13 @@ class ProviderHandler(MockHandler):
                 claims["nonce"] = record["nonce"]
             claims["email"] = OAUTH2_PROFILE["email"]
             claims["email_verified"] = True
-            fields.append(("id_token", make_jws(claims)))
+            if id_token_alg == "HS256":
+                # OpenID Connect Core 10.1: MACed with the client secret's UTF-8 bytes.
+                signing_input = b64url(json_bytes({"alg": "HS256", "typ": "JWT"})) + "." + b64url(json_bytes(claims))
+                mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256).digest()
+                fields.append(("id_token", signing_input + "." + b64url(mac)))
+            else:
+                fields.append(("id_token", make_jws(claims)))
         # Salesforce's answer names the org's own API host; here it is the mock itself.
         fields.append(("instance_url", self.state.base_url))
         if token_format != "form":
@@ -1089,6 +1097,10 @@ class ProviderHandler(MockHandler):
             if not re.fullmatch(r"[0-9A-Fa-f]{256,1024}", params["client_key_n"]):
                 return self.send_json(400, {"error": "client_key_n must be an RSA modulus in hex"})
             updates["client_key_n"] = params["client_key_n"]
+        if "id_token_alg" in params:
+            if params["id_token_alg"] not in ("RS256", "HS256"):
+                return self.send_json(400, {"error": "id_token_alg must be RS256 or HS256"})
+            updates["id_token_alg"] = params["id_token_alg"]
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):
                 return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})

@@ -254,6 +254,22 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
+    @Test("an id_token MACed with the client secret verifies only where the definition allows HMAC, and never through the JWKS")
+    func macedIDToken() async throws {
+        let bench = try await LoginBench.start()
+        let opts = #"{"state":"h","state_type":"client","scope":"openid"}"#
+        try await bench.mock.setIDTokenAlgorithm("HS256")
+        let verified = try LoginBench.message(try await bench.login("mockhs", opts: opts))
+        #expect(verified["status"] == "success", "\(verified)")
+        let refused = try LoginBench.message(try await bench.login("mockpkce", opts: opts))
+        #expect(refused["message"] == "The id_token is not valid: alg HS256 is not allowed here", "\(refused)")
+        #expect(try await bench.mock.stats()["jwks"] == 0)
+        try await bench.mock.setIDTokenAlgorithm("RS256")
+        let signed = try LoginBench.message(try await bench.login("mockhs", opts: opts))
+        #expect(signed["message"] == "The id_token is not valid: alg RS256 is not allowed here", "\(signed)")
+        try await bench.stop()
+    }
+
     @Test("an issuer named after the keyset's tenant: verified against that tenant's keys, refused for another")
     func tenantIssuer() async throws {
         let bench = try await LoginBench.start()

@@ -35,6 +35,12 @@ struct LoginBench {
                             "parameters": {"domain": "string", "client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
                  "openid": {"issuer": "http://{domain}", "jwks_uri": "http://{domain}/oauth2/jwks"}}
                 """,
+            "mockhs": """
+                {"name": "Mock OpenID MACing id_tokens with the client secret", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "\(mock)", "algorithms": ["HS256"]}}
+                """,
             "mockpkceplain": """
                 {"name": "Mock PKCE plain", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "pkce": "plain",
@@ -166,7 +172,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -49,6 +49,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         _ = try await child.control("GET /_config?token_format=\(format)")
     }
 
+    /// `GET /_config?id_token_alg=...`: id_tokens signed with the mock's RSA key ("RS256") or
+    /// MACed with the client secret ("HS256").
+    public func setIDTokenAlgorithm(_ algorithm: String) async throws {
+        _ = try await child.control("GET /_config?id_token_alg=\(algorithm)")
+    }
+
     /// `GET /_config?client_key_n=...`: the RSA public key (its modulus in hex, exponent 65537)
     /// that `clientID`'s `private_key_jwt` assertions must be signed with.
     public func setClientKey(modulusHex: String) async throws {

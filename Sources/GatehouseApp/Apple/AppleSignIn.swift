@@ -67,12 +67,14 @@ struct AppleSignIn: Sendable {
     func verify(
         _ token: String, definition: ProviderDefinition, audiences: [String], nonce: String?, authorizationCode: String?
     ) async throws(AppleError) -> JWTClaims {
-        guard let openid = definition.openid else { throw .configuration("the apple definition has no openid block") }
+        guard let openid = definition.openid, let jwksURI = openid.jwksURI else {
+            throw .configuration("the apple definition has no openid block with a jwks_uri")
+        }
         guard !audiences.isEmpty else { throw .configuration("the apple keyset names no client_id, services_id or client_ids") }
         let verifier = JWTVerifier(issuer: openid.issuer, audiences: audiences, algorithms: [.rs256], leeway: Self.leeway)
         let claims: JWTClaims
         do throws(JOSEError) {
-            claims = try await verifier.verify(token, using: keys, url: openid.jwksURI)
+            claims = try await verifier.verify(token, using: keys, url: jwksURI)
         } catch {
             throw .invalidToken(error.reason)
         }

@@ -14,7 +14,7 @@ extension LoginService {
         guard let body = JSONValue.parse(request.body), let payload = body["payload"]?.stringValue else {
             return .error(400, "invalid_request", "expected a JSON body with a payload")
         }
-        guard let definition = context.providers.definition("apple"), let openid = definition.openid else {
+        guard let definition = context.providers.definition("apple"), let openid = definition.openid, let jwksURI = openid.jwksURI else {
             return .error(404, "not_found", "apple is not configured")
         }
         let subscribers = await appleSubscribers()
@@ -23,7 +23,7 @@ extension LoginService {
         verifier.requiresSubject = false
         let claims: JWTClaims
         do throws(JOSEError) {
-            claims = try await verifier.verify(payload, using: apple.keys, url: openid.jwksURI)
+            claims = try await verifier.verify(payload, using: apple.keys, url: jwksURI)
         } catch {
             context.logger.notice("Apple notification refused", ["request.id": request.requestID, "error": error.reason])
             return .error(400, "invalid_token", "the notification is not valid: \(error.reason)")

@@ -1,6 +1,7 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
 internal import HTTPClient
+internal import JOSE
 internal import ProviderEngine
 internal import Synchronization
 
@@ -29,12 +30,9 @@ final class ClientAssertionSigner: Sendable {
         if withSecret {
             let secret = Array(templates.keysetValue("client_secret").utf8)
             guard !secret.isEmpty else { throw ClientAssertionError("the keyset has no client_secret") }
-            let name = rule?.algorithm ?? "HS256"
-            let signingInput = Self.signingInput(header: ["alg": .string(name), "typ": "JWT"], claims: claims)
-            let message = Array(signingInput.utf8)
-            let mac = name == "HS512" ? HMAC.sha512(key: secret, message: message)
-                : (name == "HS384" ? HMAC.sha384(key: secret, message: message) : HMAC.sha256(key: secret, message: message))
-            return signingInput + "." + Base64URL.encode(mac)
+            let algorithm = rule?.algorithm.flatMap(MACAlgorithm.init(rawValue:)) ?? .hs256
+            let signingInput = Self.signingInput(header: ["alg": .string(algorithm.rawValue), "typ": "JWT"], claims: claims)
+            return signingInput + "." + Base64URL.encode(algorithm.code(key: secret, message: Array(signingInput.utf8)))
         }
         let key = try keys.key(templates.keysetValue("private_key"), parameter: "private_key")
         let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)

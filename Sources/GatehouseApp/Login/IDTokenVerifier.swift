@@ -37,15 +37,31 @@ struct IDTokenVerifier: Sendable {
     }
 
     /// nil when the token is valid; otherwise a short reason, safe to show (never the token).
-    func verify(_ token: String, openid: OpenIDDefinition, audience: String, nonce: String?) async -> String? {
-        let verifier = JWTVerifier(
-            issuer: openid.issuer, audience: audience, algorithms: openid.algorithms.compactMap { SignatureAlgorithm(rawValue: $0) })
+    /// `secret` is the keyset's client secret, the key of an HMAC-signed token.
+    func verify(_ token: String, openid: OpenIDDefinition, audience: String, secret: String, nonce: String?) async -> String? {
+        let verifier = JWTVerifier(issuer: openid.issuer, audience: audience)
         do throws(JOSEError) {
-            _ = try await verifier.verify(token, using: cache, url: openid.jwksURI, nonce: nonce)
+            _ = try await verified(token, openid: openid, verifier: verifier, secret: secret, nonce: nonce)
             return nil
         } catch {
             return error.reason
         }
+    }
+
+    /// The claims and payload of `token`: MACed with `secret` when its header names one of the
+    /// definition's HMAC algorithms, otherwise signed by a key from the definition's JWKS.
+    private func verified(
+        _ token: String, openid: OpenIDDefinition, verifier: JWTVerifier, secret: String, nonce: String?
+    ) async throws(JOSEError) -> (claims: JWTClaims, payload: [UInt8]) {
+        var verifier = verifier
+        let macs = Set(openid.algorithms.compactMap(MACAlgorithm.init(rawValue:)))
+        let isMACed = JWTVerifier.algorithmName(of: token).flatMap(MACAlgorithm.init(rawValue:)) != nil
+        guard let url = openid.jwksURI, !(isMACed && !macs.isEmpty) else {
+            // Without a key set only the MAC path is open; it refuses any other alg by name.
+            return try verifier.verifiedToken(token, secret: Array(secret.utf8), algorithms: macs, nonce: nonce)
+        }
+        verifier.algorithms = Set(openid.algorithms.compactMap(SignatureAlgorithm.init(rawValue:)))
+        return try await verifier.verifiedToken(token, using: cache, url: url, nonce: nonce)
     }
 }
 
@@ -53,14 +69,13 @@ extension IDTokenVerifier {
     /// The claims of a signed UserInfo answer (OpenID Connect Core §5.3.2): signed with the
     /// provider's keys, issued by it, for this client; `exp` is checked only if present.
     /// Otherwise a short reason, safe to show (never the token).
-    func userInfo(_ body: [UInt8], openid: OpenIDDefinition, audience: String) async -> Result<JSONValue, UserInfoRefusal> {
+    func userInfo(_ body: [UInt8], openid: OpenIDDefinition, audience: String, secret: String) async -> Result<JSONValue, UserInfoRefusal> {
         // Some providers send the JWT with a trailing newline.
         let token = String(decoding: body, as: UTF8.self).trimmingWhitespace()
-        var verifier = JWTVerifier(
-            issuer: openid.issuer, audience: audience, algorithms: openid.algorithms.compactMap { SignatureAlgorithm(rawValue: $0) })
+        var verifier = JWTVerifier(issuer: openid.issuer, audience: audience)
         verifier.requiresExpiry = false
         do throws(JOSEError) {
-            let verified = try await verifier.verifiedToken(token, using: cache, url: openid.jwksURI)
+            let verified = try await verified(token, openid: openid, verifier: verifier, secret: secret, nonce: nil)
             guard let claims = JSONValue.parse(verified.payload), claims.objectValue != nil else {
                 return .failure(UserInfoRefusal(reason: "its claims are not a JSON object"))
             }
