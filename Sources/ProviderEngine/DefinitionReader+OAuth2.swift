@@ -71,6 +71,36 @@ extension DefinitionReader {
         return ClientAssertionRule(audience: audience, algorithm: algorithm)
     }
 
+    /// `request_object`: `true` for the defaults, or an object with `algorithm`, `audience`,
+    /// `query` and `claims`.
+    mutating func requestObject(_ value: JSONValue, parameters: [String: Parameter]) -> RequestObjectRule? {
+        let path = "/oauth2/request_object"
+        if value == .bool(true) { return requestObject(.object([:]), parameters: parameters) }
+        guard let members = object(value, at: path, keys: ["algorithm", "audience", "query", "claims"]) else { return nil }
+        var rule = RequestObjectRule()
+        rule.algorithm = optionalString(members["algorithm"], at: path + "/algorithm")
+        if let algorithm = rule.algorithm, !(Self.keyAlgorithms + Self.secretAlgorithms).contains(algorithm) {
+            defect(path + "/algorithm", "must be one of " + (Self.keyAlgorithms + Self.secretAlgorithms).joined(separator: ", "))
+        }
+        let needed = rule.algorithm.map(Self.secretAlgorithms.contains) == true ? "client_secret" : "private_key"
+        if parameters[needed] == nil { defect("/oauth2/parameters", "request_object signs with the keyset's \(needed): declare it") }
+        rule.audience = optionalString(members["audience"], at: path + "/audience")
+        if let query = members["query"] { rule.query = stringList(query, at: path + "/query") ?? rule.query }
+        if let claims = members["claims"] {
+            guard let object = claims.objectValue else {
+                defect(path + "/claims", "must be an object")
+                return rule
+            }
+            rule.claims = object
+        }
+        let texts = [rule.audience ?? ""] + rule.claims.values.compactMap(\.stringValue)
+        for reference in texts.map(Template.references(in:)) {
+            for name in reference.keyset.sorted() where parameters[name] == nil { defect(path, "{\(name)} is not a declared parameter") }
+            if !reference.flow.isEmpty { defect(path, "flow values ({{…}}) belong in the authorize query, which the request object carries") }
+        }
+        return rule
+    }
+
     static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
     static let secretAlgorithms = OpenIDDefinition.macAlgorithms.sorted()
 }

@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof", "lookup", "client_assertion", "par", "dpop",
+        "token_proof", "lookup", "client_assertion", "par", "dpop", "request_object",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
@@ -75,6 +75,9 @@ public struct DefinitionReader {
             for (index, step) in steps.enumerated() where step.signed {
                 defect("/profile/fetch/\(index)/format", "jwt needs an openid block, whose issuer and keys the answer is checked against")
             }
+        }
+        if let rule = oauth2?.requestObject, rule.audience == nil, openid == nil {
+            defect("/oauth2/request_object/audience", "required without an openid block, whose issuer is the default")
         }
         let carrier = object["native"].flatMap { nativeBlock($0, hasBase: base != nil) }
         if carrier != nil, oauth2 != nil || oauth1 != nil {
@@ -163,6 +166,7 @@ public struct DefinitionReader {
         }
         let lookup = object["lookup"].flatMap { self.lookup($0, base: base) }
         let pushed = object["par"].flatMap { endpoint($0, at: "/oauth2/par", base: base, defaultMethod: "POST") }
+        let requestObject = object["request_object"].flatMap { self.requestObject($0, parameters: parameters) }
         let dpop = optionalBool(object["dpop"], at: "/oauth2/dpop") ?? false
         if dpop, parameters["dpop_key"] == nil {
             defect("/oauth2/parameters", "dpop signs its proofs with the keyset's dpop_key: declare it")
@@ -171,7 +175,7 @@ public struct DefinitionReader {
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
             parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
-            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed, dpop: dpop)
+            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed, requestObject: requestObject, dpop: dpop)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {
@@ -193,38 +197,6 @@ public struct DefinitionReader {
         return OAuth1Definition(
             requestToken: requestToken, authorize: authorize, accessToken: accessToken, request: request,
             parameters: parameters, ignoreVerifier: ignoreVerifier, signsRequests: signsRequests)
-    }
-
-    private mutating func openIDDefinition(_ value: JSONValue, parameters: [String: Parameter]) -> OpenIDDefinition? {
-        guard let object = object(value, at: "/openid", keys: ["issuer", "jwks_uri", "algorithms"]) else { return nil }
-        let issuer = requiredString(object["issuer"], at: "/openid/issuer")
-        // Kept exactly as written: some key sets live at a path ending in "/" (authentik).
-        var jwks = optionalString(object["jwks_uri"], at: "/openid/jwks_uri")
-        if let text = jwks, !text.hasPrefix("https://"), !text.hasPrefix("http://") {
-            defect("/openid/jwks_uri", "must be an absolute http(s) URL")
-            jwks = nil
-        }
-        for (key, text) in [("issuer", issuer), ("jwks_uri", jwks)] {
-            guard let text else { continue }
-            let references = Template.references(in: text)
-            // The keys that vouch for a login must be the operator's choice, never the login's.
-            if !references.flow.isEmpty { defect("/openid/\(key)", "flow values ({{…}}) cannot name the issuer or its keys") }
-            for name in references.keyset.sorted() where parameters[name] == nil {
-                defect("/openid/\(key)", "{\(name)} is not a declared parameter")
-            }
-        }
-        var algorithms = ["RS256"]
-        if let list = object["algorithms"] {
-            algorithms = stringList(list, at: "/openid/algorithms") ?? algorithms
-            let supported = OpenIDDefinition.macAlgorithms.union(["RS256", "RS384", "RS512", "ES256", "ES384"])
-            for (index, algorithm) in algorithms.enumerated() where !supported.contains(algorithm) {
-                defect("/openid/algorithms/\(index)", "unsupported algorithm '\(algorithm)'")
-            }
-        }
-        let onlyMACs = !algorithms.isEmpty && algorithms.allSatisfy(OpenIDDefinition.macAlgorithms.contains)
-        if object["jwks_uri"] == nil, !onlyMACs { defect("/openid/jwks_uri", "required unless every algorithm is an HMAC one (HS256, HS384, HS512)") }
-        guard let issuer, jwks != nil || onlyMACs else { return nil }
-        return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms)
     }
 
     mutating func requiredEndpoint(_ value: JSONValue?, at path: String, base: String?, defaultMethod: String = "GET") -> Endpoint? {

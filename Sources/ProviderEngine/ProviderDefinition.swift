@@ -80,6 +80,9 @@ public struct OAuth2Definition: Sendable, Hashable {
     /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
     /// first, with the app's client authentication, and the browser carries only a reference.
     public var pushedAuthorization: Endpoint? = nil
+    /// RFC 9101: the authorize parameters travel as a signed JWT (`request`), so the browser
+    /// can neither read nor alter them.
+    public var requestObject: RequestObjectRule? = nil
     /// RFC 9449: token and API calls carry a proof signed with the keyset's `dpop_key`, so the
     /// provider can bind its tokens to that key.
     public var dpop = false
@@ -93,6 +96,29 @@ public struct ClientAssertionRule: Sendable, Hashable {
     /// A JOSE name: RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384 for a key;
     /// HS256, HS384 or HS512 for a secret.
     public var algorithm: String?
+}
+
+/// `request_object`: how the authorize parameters are packed into a signed JWT (RFC 9101).
+public struct RequestObjectRule: Sendable, Hashable {
+    /// A JOSE name: HS256, HS384 or HS512 MAC with the keyset's `client_secret`; any other
+    /// signs with its `private_key` (by default that key's usual algorithm).
+    public var algorithm: String?
+    /// The `aud` template; by default the `openid` issuer.
+    public var audience: String?
+    /// The authorize parameters also left in the URL beside `request`.
+    public var query: [String]
+    /// Claims added to the authorize parameters, JSON as written (string values are templates):
+    /// where a provider wants a boolean or a number, which the query cannot carry.
+    public var claims: [String: JSONValue]
+
+    public static let defaultQuery = ["client_id", "response_type", "scope"]
+
+    public init(algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: [String: JSONValue] = [:]) {
+        self.algorithm = algorithm
+        self.audience = audience
+        self.query = query
+        self.claims = claims
+    }
 }
 
 /// `lookup`: one call with the fresh access token (`{{token}}`) whose `export`s join the login

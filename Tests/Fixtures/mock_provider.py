@@ -281,6 +281,11 @@ class ProviderHandler(MockHandler):
             if pushed is None or expires < time.time() or pushed.get("client_id") != params.get("client_id"):
                 return self.send_text(400, "Error 400: invalid_request_uri\n\nThe request_uri is unknown, used or expired.\n")
             params, duplicates = dict(pushed), set()
+        if "request" in params:
+            outcome = self.request_object(params)
+            if isinstance(outcome, str):
+                return self.send_text(400, "Error 400: invalid_request_object\n\n%s\n" % outcome)
+            params, duplicates = outcome, set()
 
         # Problems with the client or its redirect URI are shown to the user, never redirected.
         client_id = params.get("client_id")
@@ -421,6 +426,44 @@ class ProviderHandler(MockHandler):
             return None, (401, "invalid_client", "Client authentication failed", basic is not None)
         return client_id, None
 
+    def request_object(self, params):
+        """RFC 9101: the authorize parameters from a JWT the client signed (HS256 or HS512 keyed
+        by its secret, as Duo takes them, or RS256 with the key registered by
+        /_config?client_key_n=): iss and client_id the client named outside, aud this issuer,
+        at most five minutes to live. Parameters outside it are ignored, as section 5 says.
+        Returns the parameters, or why the object was refused."""
+        parts = params["request"].split(".")
+        try:
+            header = json.loads(client_unb64(parts[0]))
+            claims = json.loads(client_unb64(parts[1]))
+            signature = client_unb64(parts[2])
+        except (IndexError, ValueError):
+            return "Malformed request object"
+        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict):
+            return "Malformed request object"
+        client_id = params.get("client_id")
+        if client_id not in OAUTH2_CLIENTS or claims.get("client_id") != client_id or claims.get("iss") != client_id:
+            return "The request object is not from the client named outside it"
+        if claims.get("aud") != self.state.issuer:
+            return "The request object's audience is not this issuer"
+        expires, now = claims.get("exp"), time.time()
+        if not isinstance(expires, int) or expires <= now or expires - now > 300:
+            return "The request object has expired or lives too long"
+        signing_input = (parts[0] + "." + parts[1]).encode("ascii")
+        digests = {"HS256": hashlib.sha256, "HS512": hashlib.sha512}
+        if header.get("alg") in digests:
+            expected = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input, digests[header["alg"]]).digest()
+            valid = hmac.compare_digest(expected, signature)
+        elif header.get("alg") == "RS256":
+            with self.state.lock:
+                modulus = self.state.config.get("client_key_n")
+            valid = modulus is not None and client_rs256_verify(signing_input, signature, int(modulus, 16), RSA_E)
+        else:
+            return "The request object must be signed with HS256, HS512 or RS256"
+        if not valid:
+            return "The request object's signature does not verify"
+        return {name: value for name, value in claims.items() if isinstance(value, str)}
+
     def authenticate_assertion(self, params):
         """private_key_jwt against the RSA key registered with /_config?client_key_n=<hex modulus>
         (RS256), or client_secret_jwt keyed by the client's secret (HS256): iss and sub the client,
@@ -436,8 +479,8 @@ class ProviderHandler(MockHandler):
             signature = client_unb64(parts[2])
         except (IndexError, ValueError):
             return refuse("Malformed client assertion")
-        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") not in ("RS256", "HS256"):
-            return refuse("The client assertion must be an RS256 or HS256 JWT")
+        if len(parts) != 3 or not isinstance(header, dict) or not isinstance(claims, dict) or header.get("alg") not in ("RS256", "HS256", "HS512"):
+            return refuse("The client assertion must be an RS256, HS256 or HS512 JWT")
         client_id = claims.get("iss")
         with self.state.lock:
             modulus = self.state.config.get("client_key_n")
@@ -451,8 +494,9 @@ class ProviderHandler(MockHandler):
         if not isinstance(expires, int) or expires <= now or expires - now > 300:
             return refuse("The assertion has expired or lives too long")
         signing_input = (parts[0] + "." + parts[1]).encode("ascii")
-        if header["alg"] == "HS256":
-            expected = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input, hashlib.sha256).digest()
+        if header["alg"] in ("HS256", "HS512"):
+            digest = hashlib.sha512 if header["alg"] == "HS512" else hashlib.sha256
+            expected = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input, digest).digest()
             valid = hmac.compare_digest(expected, signature)
         else:
             valid = client_rs256_verify(signing_input, signature, int(modulus, 16), RSA_E)
@@ -570,10 +614,11 @@ class ProviderHandler(MockHandler):
                 claims["nonce"] = record["nonce"]
             claims["email"] = OAUTH2_PROFILE["email"]
             claims["email_verified"] = True
-            if id_token_alg == "HS256":
+            if id_token_alg in ("HS256", "HS512"):
                 # OpenID Connect Core 10.1: MACed with the client secret's UTF-8 bytes.
-                signing_input = b64url(json_bytes({"alg": "HS256", "typ": "JWT"})) + "." + b64url(json_bytes(claims))
-                mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256).digest()
+                digest = hashlib.sha512 if id_token_alg == "HS512" else hashlib.sha256
+                signing_input = b64url(json_bytes({"alg": id_token_alg, "typ": "JWT"})) + "." + b64url(json_bytes(claims))
+                mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), digest).digest()
                 fields.append(("id_token", signing_input + "." + b64url(mac)))
             else:
                 fields.append(("id_token", make_jws(claims)))
@@ -1098,8 +1143,8 @@ class ProviderHandler(MockHandler):
                 return self.send_json(400, {"error": "client_key_n must be an RSA modulus in hex"})
             updates["client_key_n"] = params["client_key_n"]
         if "id_token_alg" in params:
-            if params["id_token_alg"] not in ("RS256", "HS256"):
-                return self.send_json(400, {"error": "id_token_alg must be RS256 or HS256"})
+            if params["id_token_alg"] not in ("RS256", "HS256", "HS512"):
+                return self.send_json(400, {"error": "id_token_alg must be RS256, HS256 or HS512"})
             updates["id_token_alg"] = params["id_token_alg"]
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):

@@ -144,6 +144,23 @@ struct LoginBench {
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "par": "/oauth2/par", "pkce": true,
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"user": "", "deny": ""}}}}}
                 """,
+            "mockjar": """
+                {"name": "Mock shaped as Duo: request object, client assertion and id_token all HS512 with the secret", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "client_authentication": "client_secret_jwt", "client_assertion": {"algorithm": "HS512"},
+                            "request_object": {"algorithm": "HS512", "query": ["client_id", "response_type"],
+                                               "claims": {"use_duo_code_attribute": false, "max_age": 600, "tenant_hint": "{client_id}"}},
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": "", "user": ""}}}},
+                 "openid": {"issuer": "\(mock)", "algorithms": ["HS512"]}}
+                """,
+            "mockjarpar": """
+                {"name": "Mock signed request objects, pushed", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "par": "/oauth2/par", "pkce": true,
+                            "request_object": true,
+                            "parameters": {"client_id": "string", "client_secret": "string", "private_key": "string", "key_id": "string",
+                                           "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"}}
+                """,
             "mockdpop": """
                 {"name": "Mock DPoP-bound tokens", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
@@ -172,7 +189,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs", "mockjar"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -50,7 +50,7 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
     }
 
     /// `GET /_config?id_token_alg=...`: id_tokens signed with the mock's RSA key ("RS256") or
-    /// MACed with the client secret ("HS256").
+    /// MACed with the client secret ("HS256", "HS512").
     public func setIDTokenAlgorithm(_ algorithm: String) async throws {
         _ = try await child.control("GET /_config?id_token_alg=\(algorithm)")
     }

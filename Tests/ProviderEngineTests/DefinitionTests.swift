@@ -4,7 +4,7 @@ import ProviderEngine
 import Testing
 
 private func read(_ json: String, id: String = "demo") -> Result<ProviderDefinition, DefinitionFailure> {
-    DefinitionReader.read(id: id, document: (try? JSONCoding.decode(JSONValue.self, from: Array(json.utf8))) ?? .null)
+    DefinitionReader.read(id: id, document: JSONValue.parse(Array(json.utf8)) ?? .null)
 }
 
 private func defects(_ json: String) -> [String] {
@@ -191,6 +191,26 @@ struct DefinitionTests {
             "/openid/issuer: flow values ({{…}}) cannot name the issuer or its keys", "/openid/jwks_uri: {tenant} is not a declared parameter",
         ])
         #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"/keys"}}"#) == ["/openid/jwks_uri: must be an absolute http(s) URL"])
+    }
+
+    @Test("request_object: true takes the defaults; its key must be declared, its audience known, its claims free of flow values")
+    func requestObject() throws {
+        let base = #"{"name":"J","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","parameters":{"client_id":"string","private_key":"string"},"#
+        let openid = #""openid":{"issuer":"https://x","jwks_uri":"https://x/keys"}"#
+        let plain = try read(base + #""request_object":true},"# + openid + "}").get()
+        #expect(plain.oauth2?.requestObject == RequestObjectRule())
+        let typed = try read(base + #""request_object":{"audience":"https://x/{client_id}","query":["client_id"],"claims":{"flag":false}}}}"#).get()
+        #expect(typed.oauth2?.requestObject == RequestObjectRule(audience: "https://x/{client_id}", query: ["client_id"], claims: ["flag": false]))
+        #expect(defects(base + #""request_object":true}}"#) == ["/oauth2/request_object/audience: required without an openid block, whose issuer is the default"])
+        #expect(defects(base + #""request_object":{"algorithm":"HS512","claims":{"x":"{{state}}","y":"{tenant}"}}},"# + openid + "}") == [
+            "/oauth2/parameters: request_object signs with the keyset's client_secret: declare it",
+            "/oauth2/request_object: {tenant} is not a declared parameter",
+            "/oauth2/request_object: flow values ({{…}}) belong in the authorize query, which the request object carries",
+        ])
+        #expect(defects(base + #""request_object":{"algorithm":"none","claims":[]}},"# + openid + "}") == [
+            "/oauth2/request_object/algorithm: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, HS256, HS384, HS512",
+            "/oauth2/request_object/claims: must be an object",
+        ])
     }
 
     @Test("OAuth 1 sign_requests: true by default; false needs a request block to authorise calls")

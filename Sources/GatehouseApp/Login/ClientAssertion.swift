@@ -27,16 +27,25 @@ final class ClientAssertionSigner: Sendable {
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(rule?.audience.map { Template.render($0, templates) } ?? audience),
             "jti": .string(jti), "iat": .number(Double(now)), "nbf": .number(Double(now)), "exp": .number(Double(now + Self.lifetime)),
         ])
+        return try signed(claims, type: "JWT", algorithm: rule?.algorithm, withSecret: withSecret, templates)
+    }
+
+    /// `claims` as a compact JWT whose header names `type`: MACed with the keyset's
+    /// `client_secret` when `withSecret` (HS256 unless `algorithm` names another HMAC), else
+    /// signed with its `private_key`, named by its `key_id`, under `algorithm` or the key's usual one.
+    func signed(
+        _ claims: JSONValue, type: String, algorithm name: String?, withSecret: Bool, _ templates: TemplateContext
+    ) throws(ClientAssertionError) -> String {
         if withSecret {
             let secret = Array(templates.keysetValue("client_secret").utf8)
             guard !secret.isEmpty else { throw ClientAssertionError("the keyset has no client_secret") }
-            let algorithm = rule?.algorithm.flatMap(MACAlgorithm.init(rawValue:)) ?? .hs256
-            let signingInput = Self.signingInput(header: ["alg": .string(algorithm.rawValue), "typ": "JWT"], claims: claims)
+            let algorithm = name.flatMap(MACAlgorithm.init(rawValue:)) ?? .hs256
+            let signingInput = Self.signingInput(header: ["alg": .string(algorithm.rawValue), "typ": .string(type)], claims: claims)
             return signingInput + "." + Base64URL.encode(algorithm.code(key: secret, message: Array(signingInput.utf8)))
         }
         let key = try keys.key(templates.keysetValue("private_key"), parameter: "private_key")
-        let algorithm = try Self.algorithm(rule?.algorithm, for: key.kind)
-        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
+        let algorithm = try Self.algorithm(name, for: key.kind)
+        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": .string(type)]
         let keyID = templates.keysetValue("key_id")
         if !keyID.isEmpty { header["kid"] = .string(keyID) }
         let signingInput = Self.signingInput(header: header, claims: claims)

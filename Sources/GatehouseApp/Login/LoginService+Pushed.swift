@@ -10,9 +10,7 @@ extension LoginService {
     func pushAuthorization(
         _ endpoint: Endpoint, oauth2: OAuth2Definition, authorizeURL: String, templates: TemplateContext, provider: String
     ) async -> Result<String, ProviderProblem> {
-        let question = authorizeURL.firstIndex(of: "?")
-        let base = String(authorizeURL[..<(question ?? authorizeURL.endIndex)])
-        let query = question.map { String(authorizeURL[authorizeURL.index(after: $0)...]) } ?? ""
+        let (base, query) = Self.splitQuery(authorizeURL)
         let url = Template.renderURL(endpoint.url, templates)
         let authenticated: (templates: TemplateContext, headers: [HTTPHeader])
         do throws(ClientAssertionError) { authenticated = try clientAuthentication(oauth2, url: url, templates: templates) } catch {

@@ -117,7 +117,15 @@ struct LoginService: Sendable {
             var extra = options["authorize"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
             if mobile { extra.merge(oauth2.mobileQuery) { mine, _ in mine } }
             let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
-            let authorizeURL = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
+            var authorizeURL = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
+            if let rule = oauth2.requestObject {
+                do throws(ClientAssertionError) {
+                    authorizeURL = try requestObjectURL(authorizeURL, rule: rule, openid: definition.openid, templates: templates)
+                } catch {
+                    context.logger.warning("Request object not signed", ["provider.id": providerID, "error": error.reason])
+                    return deliver("Error during the 'request_object' step (\(error.reason))")
+                }
+            }
             if let pushed = oauth2.pushedAuthorization {
                 switch await pushAuthorization(pushed, oauth2: oauth2, authorizeURL: authorizeURL, templates: templates, provider: providerID) {
                 case .failure(let problem):

@@ -1,0 +1,39 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import ProviderEngine
+
+extension LoginService {
+    /// How long a request object is good for: Duo accepts at most five minutes.
+    static let requestObjectLifetime: Int64 = 300
+
+    /// RFC 9101: the parameters of `authorizeURL` become the claims of a signed request object,
+    /// which the URL then carries as `request`, beside only the parameters the rule keeps in the
+    /// clear (OpenID Connect Core §6.1 wants `client_id`, `response_type` and `scope` there too).
+    func requestObjectURL(
+        _ authorizeURL: String, rule: RequestObjectRule, openid: OpenIDDefinition?, templates: TemplateContext
+    ) throws(ClientAssertionError) -> String {
+        let (base, query) = Self.splitQuery(authorizeURL)
+        let fields = FormField.parse(query) ?? []
+        var claims: [String: JSONValue] = [:]
+        for field in fields { claims[field.name] = .string(field.value) }
+        for (name, value) in rule.claims { claims[name] = value.stringValue.map { .string(Template.render($0, templates)) } ?? value }
+        guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
+        let now = Timestamp.now()
+        claims["iss"] = .string(templates.keysetValue("client_id"))
+        claims["aud"] = .string(rule.audience.map { Template.render($0, templates) } ?? openid?.rendered(templates).issuer ?? "")
+        claims["jti"] = .string(jti)
+        claims["iat"] = .number(Double(now))
+        claims["nbf"] = .number(Double(now))
+        claims["exp"] = .number(Double(now + Self.requestObjectLifetime))
+        let withSecret = rule.algorithm.map(OpenIDDefinition.macAlgorithms.contains) ?? false
+        let token = try assertions.signed(.object(claims), type: "oauth-authz-req+jwt", algorithm: rule.algorithm, withSecret: withSecret, templates)
+        let kept = fields.filter { rule.query.contains($0.name) } + [FormField(name: "request", value: token)]
+        return base + "?" + kept.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+    }
+
+    /// A URL cut at its `?`: what comes before, and the query (empty if none).
+    static func splitQuery(_ url: String) -> (base: String, query: String) {
+        guard let question = url.firstIndex(of: "?") else { return (url, "") }
+        return (String(url[..<question]), String(url[url.index(after: question)...]))
+    }
+}
