@@ -24,6 +24,10 @@ static inline int gh_gcm_get_tag(EVP_CIPHER_CTX *ctx, int length, void *tag) {
     return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, length, tag);
 }
 
+static inline int gh_gcm_set_iv_length(EVP_CIPHER_CTX *ctx, int length) {
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, length, NULL);
+}
+
 /* EVP_PKEY_PUBLIC_KEY is an OR of other macros, which Swift does not import. It selects
  * the public half plus domain parameters when importing a key with EVP_PKEY_fromdata. */
 static inline int gh_selection_public_key(void) {

@@ -116,8 +116,19 @@ final class FetchedCipher: @unchecked Sendable {
         default:
             throw .invalidKey("a \(algorithm.rawValue) key cannot be \(keyLength) bytes")
         }
+        return try named(name, legacy: algorithm == .des)
+    }
+
+    /// AES-GCM for a 16, 24 or 32-byte key.
+    static func gcm(keyLength: Int) throws(CryptoError) -> FetchedCipher {
+        if keyLength == 32 { return aes256GCM }
+        guard keyLength == 16 || keyLength == 24 else { throw .invalidKey("an AES key cannot be \(keyLength) bytes") }
+        return try named("AES-\(keyLength * 8)-GCM", legacy: false)
+    }
+
+    private static func named(_ name: String, legacy: Bool) throws(CryptoError) -> FetchedCipher {
         if let cached = cache.withLock({ $0[name] }) { return cached }
-        let context = algorithm == .des ? LegacyContext.shared.context : nil
+        let context = legacy ? LegacyContext.shared.context : nil
         guard let handle = EVP_CIPHER_fetch(context, name, nil) else {
             throw .unsupportedAlgorithm("OpenSSL has no \(name): \(CryptoError.drainOpenSSLErrors())")
         }

@@ -1,8 +1,9 @@
 internal import COpenSSL
 
-/// An RSA key for the PKCS#1 v1.5 encryption and signatures of carrier one-click vendors,
-/// which hand out or accept 1024-bit keys: unlike `PublicKey`/`PrivateKey` (JOSE, 2048 bits
-/// and up) this accepts 1024...8192-bit moduli.
+/// An RSA key for encryption: the PKCS#1 v1.5 encryption and signatures of carrier one-click
+/// vendors, which hand out or accept 1024-bit keys (unlike `PublicKey`/`PrivateKey`, JOSE's
+/// signing keys of 2048 bits and up, this accepts 1024...8192-bit moduli), and the OAEP key
+/// transport of JWE.
 public final class RSACipherKey: @unchecked Sendable {
     // @unchecked: owns an `EVP_PKEY` never modified after init; each operation makes its own
     // EVP_PKEY_CTX, which OpenSSL 3 allows concurrently on one key.
@@ -42,15 +43,25 @@ public final class RSACipherKey: @unchecked Sendable {
         EVP_PKEY_free(key)
     }
 
-    /// RSAES-PKCS1-v1_5 encryption (RFC 8017 §7.2.1).
-    public func encrypt(_ plaintext: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try crypt(plaintext, encrypting: true)
+    /// How a message is padded for RSA encryption (RFC 8017 §7).
+    public enum Padding: Sendable {
+        /// RSAES-PKCS1-v1_5, which carrier vendors use.
+        case pkcs1
+        /// RSAES-OAEP with SHA-1 and MGF1-SHA-1 (JOSE's `RSA-OAEP`).
+        case oaepSHA1
+        /// RSAES-OAEP with SHA-256 and MGF1-SHA-256 (JOSE's `RSA-OAEP-256`).
+        case oaepSHA256
     }
 
-    /// RSAES-PKCS1-v1_5 decryption; needs the private key.
-    public func decrypt(_ ciphertext: [UInt8]) throws(CryptoError) -> [UInt8] {
+    /// RSA encryption with `padding`, PKCS#1 v1.5 by default (RFC 8017 §7.2.1).
+    public func encrypt(_ plaintext: [UInt8], padding: Padding = .pkcs1) throws(CryptoError) -> [UInt8] {
+        try crypt(plaintext, encrypting: true, padding: padding)
+    }
+
+    /// RSA decryption with `padding`, PKCS#1 v1.5 by default; needs the private key.
+    public func decrypt(_ ciphertext: [UInt8], padding: Padding = .pkcs1) throws(CryptoError) -> [UInt8] {
         guard isPrivate else { throw .invalidKey("decryption needs the private key") }
-        return try crypt(ciphertext, encrypting: false)
+        return try crypt(ciphertext, encrypting: false, padding: padding)
     }
 
     /// RSASSA-PKCS1-v1_5 over `message` with SHA-256 or SHA-1; needs the private key.
@@ -64,13 +75,19 @@ public final class RSACipherKey: @unchecked Sendable {
         return signature
     }
 
-    private func crypt(_ input: [UInt8], encrypting: Bool) throws(CryptoError) -> [UInt8] {
+    private func crypt(_ input: [UInt8], encrypting: Bool, padding: Padding) throws(CryptoError) -> [UInt8] {
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .sealFailed(CryptoError.drainOpenSSLErrors()) }
         defer { EVP_PKEY_CTX_free(ctx) }
         let initialised = encrypting ? EVP_PKEY_encrypt_init(ctx) : EVP_PKEY_decrypt_init(ctx)
-        guard initialised == 1, EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1 else {
-            throw .sealFailed(CryptoError.drainOpenSSLErrors())
+        let padded: Bool
+        switch padding {
+        case .pkcs1: padded = EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1
+        case .oaepSHA1, .oaepSHA256:
+            let digest = padding == .oaepSHA256 ? FetchedDigest.sha256 : FetchedDigest.sha1
+            padded = EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1
+                && EVP_PKEY_CTX_set_rsa_oaep_md(ctx, digest.md) == 1 && EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, digest.md) == 1
         }
+        guard initialised == 1, padded else { throw .sealFailed(CryptoError.drainOpenSSLErrors()) }
         var length = Int(EVP_PKEY_get_size(key))
         var output = [UInt8](repeating: 0, count: length)
         let ok = input.withUnsafeBufferPointer { bytes in

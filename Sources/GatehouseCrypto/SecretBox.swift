@@ -8,7 +8,7 @@ internal import COpenSSL
 public struct SecretBox: Sendable {
     private static let version: UInt8 = 1
     private static let nonceLength = 12
-    private static let tagLength = 16
+    private static let tagLength = AESGCM.tagLength
     /// The master key length in bytes.
     public static let keyLength = 32
 
@@ -25,36 +25,8 @@ public struct SecretBox: Sendable {
     /// Encrypts `plaintext`, binding `context`.
     public func seal(_ plaintext: [UInt8], context: String) throws(CryptoError) -> [UInt8] {
         let nonce = try SecureRandom.bytes(Self.nonceLength)
-        let aad = Array(context.utf8)
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw .sealFailed("EVP_CIPHER_CTX_new") }
-        defer { EVP_CIPHER_CTX_free(ctx) }
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + Self.tagLength)
-        var tag = [UInt8](repeating: 0, count: Self.tagLength)
-        let ok: Bool = key.withUnsafeBufferPointer { keyBytes in
-            nonce.withUnsafeBufferPointer { nonceBytes in
-                guard EVP_EncryptInit_ex2(ctx, FetchedCipher.aes256GCM.handle, keyBytes.baseAddress, nonceBytes.baseAddress, nil) == 1
-                else { return false }
-                var length: Int32 = 0
-                if !aad.isEmpty {
-                    guard EVP_EncryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1 else { return false }
-                }
-                var written = 0
-                if !plaintext.isEmpty {
-                    guard EVP_EncryptUpdate(ctx, &ciphertext, &length, plaintext, Int32(plaintext.count)) == 1
-                    else { return false }
-                    written = Int(length)
-                }
-                let finalOK = ciphertext.withUnsafeMutableBufferPointer { out in
-                    EVP_EncryptFinal_ex(ctx, out.baseAddress.map { $0 + written }, &length) == 1
-                }
-                guard finalOK else { return false }
-                written += Int(length)
-                ciphertext.removeLast(ciphertext.count - written)
-                return gh_gcm_get_tag(ctx, Int32(Self.tagLength), &tag) == 1
-            }
-        }
-        guard ok else { throw .sealFailed(CryptoError.drainOpenSSLErrors()) }
-        return [Self.version] + nonce + ciphertext + tag
+        let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, aad: Array(context.utf8))
+        return [Self.version] + nonce + sealed.ciphertext + sealed.tag
     }
 
     /// Decrypts a value made by `seal` with the same key and `context`.
@@ -65,40 +37,8 @@ public struct SecretBox: Sendable {
         }
         let nonce = Array(sealed[1..<(1 + Self.nonceLength)])
         let ciphertext = Array(sealed[(1 + Self.nonceLength)..<(sealed.count - Self.tagLength)])
-        var tag = Array(sealed[(sealed.count - Self.tagLength)...])
-        let aad = Array(context.utf8)
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw .openFailed("EVP_CIPHER_CTX_new") }
-        defer { EVP_CIPHER_CTX_free(ctx) }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count + Self.tagLength)
-        let ok: Bool = key.withUnsafeBufferPointer { keyBytes in
-            nonce.withUnsafeBufferPointer { nonceBytes in
-                guard EVP_DecryptInit_ex2(ctx, FetchedCipher.aes256GCM.handle, keyBytes.baseAddress, nonceBytes.baseAddress, nil) == 1
-                else { return false }
-                var length: Int32 = 0
-                if !aad.isEmpty {
-                    guard EVP_DecryptUpdate(ctx, nil, &length, aad, Int32(aad.count)) == 1 else { return false }
-                }
-                var written = 0
-                if !ciphertext.isEmpty {
-                    guard EVP_DecryptUpdate(ctx, &plaintext, &length, ciphertext, Int32(ciphertext.count)) == 1
-                    else { return false }
-                    written = Int(length)
-                }
-                guard gh_gcm_set_tag(ctx, Int32(Self.tagLength), &tag) == 1 else { return false }
-                let finalOK = plaintext.withUnsafeMutableBufferPointer { out in
-                    EVP_DecryptFinal_ex(ctx, out.baseAddress.map { $0 + written }, &length) == 1
-                }
-                guard finalOK else { return false }
-                written += Int(length)
-                plaintext.removeLast(plaintext.count - written)
-                return true
-            }
-        }
-        guard ok else {
-            ERR_clear_error()
-            throw .openFailed("authentication failed: wrong key, wrong context or damaged data")
-        }
-        return plaintext
+        let tag = Array(sealed[(sealed.count - Self.tagLength)...])
+        return try AESGCM.open(ciphertext, key: key, nonce: nonce, aad: Array(context.utf8), tag: tag)
     }
 
     /// A 32-byte key for `purpose`, derived from the master key (HMAC-SHA256 as a PRF), so

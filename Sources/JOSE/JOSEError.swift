@@ -9,6 +9,7 @@ public struct JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownKey
         case invalidKey
         case badSignature
+        case undecryptable
         case claimMismatch
         case expired
         case notYetValid
@@ -42,6 +43,8 @@ public struct JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     }
     /// The signature does not verify under any candidate key.
     public static func badSignature(_ reason: String) -> JOSEError { JOSEError(.badSignature, reason) }
+    /// An encrypted token does not decrypt under the key it was meant for.
+    public static func undecryptable(_ reason: String) -> JOSEError { JOSEError(.undecryptable, reason) }
     /// A claim is missing or differs from what was expected; `claim` names it.
     public static func claimMismatch(_ claim: String, _ reason: String) -> JOSEError {
         JOSEError(.claimMismatch, reason, claim: claim)

@@ -1,4 +1,4 @@
-public import GatehouseCrypto
+internal import GatehouseCrypto
 
 /// The HMAC algorithms of RFC 7518 §3.2. OpenID Connect lets a provider sign id_tokens with
 /// the client secret (Core §10.1); such a token is checked with that secret and nothing else,
