@@ -93,7 +93,7 @@ extension DefinitionReader {
             }
             rule.claims = object
         }
-        let texts = [rule.audience ?? ""] + rule.claims.values.compactMap(\.stringValue)
+        let texts = [rule.audience ?? ""] + rule.claims.sorted { $0.key < $1.key }.compactMap(\.value.stringValue)
         for reference in texts.map(Template.references(in:)) {
             for name in reference.keyset.sorted() where parameters[name] == nil { defect(path, "{\(name)} is not a declared parameter") }
             if !reference.flow.isEmpty { defect(path, "flow values ({{…}}) belong in the authorize query, which the request object carries") }

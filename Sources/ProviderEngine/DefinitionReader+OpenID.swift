@@ -4,7 +4,11 @@ extension DefinitionReader {
     /// `openid`: whose id_tokens a login accepts. The issuer and key set may name the keyset's
     /// tenant; HMAC algorithms need no key set.
     mutating func openIDDefinition(_ value: JSONValue, parameters: [String: Parameter]) -> OpenIDDefinition? {
-        guard let object = object(value, at: "/openid", keys: ["issuer", "jwks_uri", "algorithms"]) else { return nil }
+        guard let object = object(value, at: "/openid", keys: ["issuer", "jwks_uri", "algorithms", "encrypted"]) else { return nil }
+        let encrypted = optionalBool(object["encrypted"], at: "/openid/encrypted") ?? false
+        if encrypted, parameters["encryption_key"] == nil {
+            defect("/openid/encrypted", "encrypted tokens are opened with the keyset's encryption_key: declare it")
+        }
         let issuer = requiredString(object["issuer"], at: "/openid/issuer")
         // Kept exactly as written: some key sets live at a path ending in "/" (authentik).
         var jwks = optionalString(object["jwks_uri"], at: "/openid/jwks_uri")
@@ -32,6 +36,6 @@ extension DefinitionReader {
         let onlyMACs = !algorithms.isEmpty && algorithms.allSatisfy(OpenIDDefinition.macAlgorithms.contains)
         if object["jwks_uri"] == nil, !onlyMACs { defect("/openid/jwks_uri", "required unless every algorithm is an HMAC one (HS256, HS384, HS512)") }
         guard let issuer, jwks != nil || onlyMACs else { return nil }
-        return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms)
+        return OpenIDDefinition(issuer: issuer, jwksURI: jwks, algorithms: algorithms, encrypted: encrypted)
     }
 }

@@ -181,6 +181,8 @@ public struct OpenIDDefinition: Sendable, Hashable {
     /// Absent only when every algorithm is an HMAC one, keyed by the client secret.
     public var jwksURI: String?
     public var algorithms: [String]
+    /// id_tokens and signed UserInfo answers arrive encrypted (JWE) to the keyset's `encryption_key`.
+    public var encrypted = false
 
     /// The HMAC algorithms (OpenID Connect Core §10.1), as distinct from signatures by a key in the JWKS.
     public static let macAlgorithms: Set<String> = ["HS256", "HS384", "HS512"]

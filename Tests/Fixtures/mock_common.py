@@ -9,9 +9,11 @@ Not run on its own. Each mock imports it from its own directory, so a mock still
 import argparse
 import base64
 import hashlib
+import hmac
 import html
 import ipaddress
 import json
+import os
 import re
 import signal
 import socket
@@ -79,6 +81,42 @@ def compact_jws(header, claims, key, ensure_ascii=True):
 
 
 # --- HTTP ---------------------------------------------------------------------------------
+
+
+def rsa_oaep256_encrypt(message, n, e):
+    """RFC 8017 7.1.1 RSAES-OAEP-ENCRYPT with SHA-256 and MGF1-SHA-256, empty label."""
+    k = (n.bit_length() + 7) // 8
+    h_len = 32
+    if len(message) > k - 2 * h_len - 2:
+        raise ValueError("message too long")
+
+    def mgf1(seed, length):
+        out = b""
+        for counter in range((length + h_len - 1) // h_len):
+            out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
+        return out[:length]
+
+    block = hashlib.sha256(b"").digest() + b"\x00" * (k - len(message) - 2 * h_len - 2) + b"\x01" + message
+    seed = os.urandom(h_len)
+    masked_block = bytes(a ^ b for a, b in zip(block, mgf1(seed, k - h_len - 1)))
+    masked_seed = bytes(a ^ b for a, b in zip(seed, mgf1(masked_block, h_len)))
+    return pow(int.from_bytes(b"\x00" + masked_seed + masked_block, "big"), e, n).to_bytes(k, "big")
+
+
+def compact_jwe(plaintext, n, e, kid=None):
+    """RFC 7516 compact JWE: RSA-OAEP-256 key transport, A128CBC-HS256 content (RFC 7518
+    5.2.3). AES-CBC comes from the openssl command line, the standard library having none."""
+    header = {"alg": "RSA-OAEP-256", "enc": "A128CBC-HS256", "cty": "JWT"}
+    if kid:
+        header["kid"] = kid
+    protected = b64url(json_bytes(header))
+    key, iv = os.urandom(32), os.urandom(16)
+    ciphertext = subprocess.run(
+        ["openssl", "enc", "-aes-128-cbc", "-K", key[16:].hex(), "-iv", iv.hex()],
+        input=plaintext, stdout=subprocess.PIPE, check=True).stdout
+    aad = protected.encode("ascii")
+    tag = hmac.new(key[:16], aad + iv + ciphertext + (len(aad) * 8).to_bytes(8, "big"), hashlib.sha256).digest()[:16]
+    return ".".join([protected, b64url(rsa_oaep256_encrypt(key, n, e)), b64url(iv), b64url(ciphertext), b64url(tag)])
 
 
 class MockState:

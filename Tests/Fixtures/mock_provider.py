@@ -31,7 +31,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from mock_common import (  # noqa: E402
     NO_STORE, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, append_query, b64url,
-    client_rs256_verify, client_unb64, compact_jws, http, json_bytes, make_mock_server, parse_arguments, serve,
+    client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, parse_arguments, serve,
 )
 
 # --- Registered clients (test constants) -------------------------------------------------
@@ -621,7 +621,7 @@ class ProviderHandler(MockHandler):
                 mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), digest).digest()
                 fields.append(("id_token", signing_input + "." + b64url(mac)))
             else:
-                fields.append(("id_token", make_jws(claims)))
+                fields.append(("id_token", self.encrypted(make_jws(claims))))
         # Salesforce's answer names the org's own API host; here it is the mock itself.
         fields.append(("instance_url", self.state.base_url))
         if token_format != "form":
@@ -871,7 +871,23 @@ class ProviderHandler(MockHandler):
         if dict(self.query).get("tamper") == "1":
             header, _, signature = token.split(".")
             token = header + "." + b64url(json_bytes(dict(claims, sub="someone-else"))) + "." + signature
-        return self.send(200, token.encode("ascii"), "application/jwt", NO_STORE)
+        return self.send(200, self.encrypted(token).encode("ascii"), "application/jwt", NO_STORE)
+
+    def encrypted(self, token):
+        """The signed token as itsme sends it to a client that registered an encryption key:
+        a JWE to the RSA "enc" key of the JWKS at /_config?encrypt_to=<url>, fetched at each
+        use as a provider reading the client's jwks_uri would. Unchanged when none is set."""
+        with self.state.lock:
+            url = self.state.config.get("encrypt_to")
+        if not url:
+            return token
+        keys = http("GET", url).json().get("keys", [])
+        key = next((k for k in keys if k.get("use") == "enc" and k.get("kty") == "RSA"), None)
+        if key is None:
+            return token
+        n = int.from_bytes(client_unb64(key["n"]), "big")
+        e = int.from_bytes(client_unb64(key["e"]), "big")
+        return compact_jwe(token.encode("ascii"), n, e, key.get("kid"))
 
     def handle_graphql(self):
         """A GraphQL-shaped profile API: POST {"query": "..."} as JSON, answer {"data": {"me": ...}}."""
@@ -1146,6 +1162,10 @@ class ProviderHandler(MockHandler):
             if params["id_token_alg"] not in ("RS256", "HS256", "HS512"):
                 return self.send_json(400, {"error": "id_token_alg must be RS256, HS256 or HS512"})
             updates["id_token_alg"] = params["id_token_alg"]
+        if "encrypt_to" in params:
+            if params["encrypt_to"] and not params["encrypt_to"].startswith("http://127.0.0.1:"):
+                return self.send_json(400, {"error": "encrypt_to must be a loopback JWKS URL, or empty"})
+            updates["encrypt_to"] = params["encrypt_to"]
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):
                 return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})

@@ -55,6 +55,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         _ = try await child.control("GET /_config?id_token_alg=\(algorithm)")
     }
 
+    /// `GET /_config?encrypt_to=...`: id_tokens and signed UserInfo answers are encrypted to the
+    /// RSA `enc` key of the JWKS at `url` (an app's `/auth/:provider/jwks`); "" turns it off.
+    public func encryptTo(_ url: String) async throws {
+        _ = try await child.control("GET /_config?encrypt_to=\(MockApple.queryEncoded(url))")
+    }
+
     /// `GET /_config?client_key_n=...`: the RSA public key (its modulus in hex, exponent 65537)
     /// that `clientID`'s `private_key_jwt` assertions must be signed with.
     public func setClientKey(modulusHex: String) async throws {

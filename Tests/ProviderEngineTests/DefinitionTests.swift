@@ -191,6 +191,8 @@ struct DefinitionTests {
             "/openid/issuer: flow values ({{…}}) cannot name the issuer or its keys", "/openid/jwks_uri: {tenant} is not a declared parameter",
         ])
         #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"/keys"}}"#) == ["/openid/jwks_uri: must be an absolute http(s) URL"])
+        #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"https://x/keys","encrypted":true}}"#)
+            == ["/openid/encrypted: encrypted tokens are opened with the keyset's encryption_key: declare it"])
     }
 
     @Test("request_object: true takes the defaults; its key must be declared, its audience known, its claims free of flow values")
@@ -204,8 +206,8 @@ struct DefinitionTests {
         #expect(defects(base + #""request_object":true}}"#) == ["/oauth2/request_object/audience: required without an openid block, whose issuer is the default"])
         #expect(defects(base + #""request_object":{"algorithm":"HS512","claims":{"x":"{{state}}","y":"{tenant}"}}},"# + openid + "}") == [
             "/oauth2/parameters: request_object signs with the keyset's client_secret: declare it",
-            "/oauth2/request_object: {tenant} is not a declared parameter",
             "/oauth2/request_object: flow values ({{…}}) belong in the authorize query, which the request object carries",
+            "/oauth2/request_object: {tenant} is not a declared parameter",
         ])
         #expect(defects(base + #""request_object":{"algorithm":"none","claims":[]}},"# + openid + "}") == [
             "/oauth2/request_object/algorithm: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, HS256, HS384, HS512",

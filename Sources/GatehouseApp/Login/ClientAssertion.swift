@@ -83,24 +83,38 @@ extension KeyKind {
     }
 }
 
-/// Keyset keys parsed once, by PEM text: parsing an RSA key costs far more than signing with it.
+/// Keyset keys parsed once, by PEM text: parsing an RSA key costs far more than using it.
+final class PEMKeyCache<Key: Sendable>: Sendable {
+    private let keys = Mutex<[String: Key]>([:])
+    private let parse: @Sendable (String) -> Key?
+    private static var limit: Int { 256 }
+
+    init(parse: @escaping @Sendable (String) -> Key?) {
+        self.parse = parse
+    }
+
+    /// The key `pem` holds, or nil if it holds none this cache's parser accepts.
+    func key(_ pem: String) -> Key? {
+        if let key = keys.withLock({ $0[pem] }) { return key }
+        // Keys pasted through environment variables often arrive with literal "\n".
+        guard let key = parse(pem.contains("\\n") ? pem.replacing("\\n", with: "\n") : pem) else { return nil }
+        keys.withLock { cache in
+            if cache.count >= Self.limit { cache.removeAll() }
+            cache[pem] = key
+        }
+        return key
+    }
+}
+
+/// Signing keys from the keyset: `private_key`, `dpop_key`.
 final class PrivateKeyCache: Sendable {
-    private let keys = Mutex<[String: PrivateKey]>([:])
-    private static let limit = 256
+    private let keys = PEMKeyCache<PrivateKey> { try? PrivateKey(pem: $0) }
 
     /// The key in keyset parameter `parameter`, or why it cannot sign (never the key itself).
     func key(_ pem: String, parameter: String) throws(ClientAssertionError) -> PrivateKey {
         guard !pem.isEmpty else { throw ClientAssertionError("the keyset has no \(parameter)") }
-        if let key = keys.withLock({ $0[pem] }) { return key }
-        // Keys pasted through environment variables often arrive with literal "\n".
-        let text = pem.contains("\\n") ? pem.replacing("\\n", with: "\n") : pem
-        let key: PrivateKey
-        do { key = try PrivateKey(pem: text) } catch {
+        guard let key = keys.key(pem) else {
             throw ClientAssertionError("the keyset's \(parameter) is not an unencrypted PEM RSA or EC private key")
-        }
-        keys.withLock { cache in
-            if cache.count >= Self.limit { cache.removeAll() }
-            cache[pem] = key
         }
         return key
     }

@@ -15,7 +15,7 @@ final class DPoPSigner: Sendable {
         let key = try keys.key(pem, parameter: "dpop_key")
         let algorithm = key.kind.usualAlgorithm
         let jwk: JSONValue
-        do { jwk = try Self.jwk(key.publicKey) } catch {
+        do { jwk = .object(try key.publicKey.jwkMembers()) } catch {
             throw ClientAssertionError("the keyset's dpop_key has no usable public key: \(error.reason)")
         }
         guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
@@ -32,16 +32,6 @@ final class DPoPSigner: Sendable {
             return signingInput + "." + Base64URL.encode(signature)
         } catch {
             throw ClientAssertionError("the keyset's dpop_key cannot sign \(algorithm.rawValue): \(error.reason)")
-        }
-    }
-
-    /// The public half as the JWK a proof's header carries.
-    private static func jwk(_ key: PublicKey) throws(CryptoError) -> JSONValue {
-        switch try key.components() {
-        case .rsa(let modulus, let exponent):
-            return .object(["kty": "RSA", "n": .string(Base64URL.encode(modulus)), "e": .string(Base64URL.encode(exponent))])
-        case .ec(let curve, let x, let y):
-            return .object(["kty": "EC", "crv": .string(curve.rawValue), "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y))])
         }
     }
 

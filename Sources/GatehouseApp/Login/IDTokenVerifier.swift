@@ -11,6 +11,8 @@ internal import Synchronization
 /// store (`SharedJWKS`), so instances behind one Redis fetch each provider's keys about once.
 struct IDTokenVerifier: Sendable {
     let cache: JWKSCache
+    /// The keysets' `encryption_key`s, for providers that encrypt what they sign.
+    let decryptionKeys = PEMKeyCache<RSACipherKey> { try? RSACipherKey(privatePEM: $0) }
 
     init(outbound: HTTPClient, metrics: Metrics, store: any Store) {
         let shared = SharedJWKS(store: store)
@@ -36,23 +38,49 @@ struct IDTokenVerifier: Sendable {
         })
     }
 
+    /// The keyset's values a token is checked with: `client_secret` keys HMAC-signed tokens,
+    /// `encryption_key` opens encrypted ones.
+    struct AppKeys: Sendable {
+        let secret: String
+        let encryptionKey: String
+
+        init(_ templates: TemplateContext) {
+            secret = templates.keysetValue("client_secret")
+            encryptionKey = templates.keysetValue("encryption_key")
+        }
+    }
+
     /// nil when the token is valid; otherwise a short reason, safe to show (never the token).
-    /// `secret` is the keyset's client secret, the key of an HMAC-signed token.
-    func verify(_ token: String, openid: OpenIDDefinition, audience: String, secret: String, nonce: String?) async -> String? {
+    func verify(_ token: String, openid: OpenIDDefinition, audience: String, keys: AppKeys, nonce: String?) async -> String? {
         let verifier = JWTVerifier(issuer: openid.issuer, audience: audience)
         do throws(JOSEError) {
-            _ = try await verified(token, openid: openid, verifier: verifier, secret: secret, nonce: nonce)
+            _ = try await verified(token, openid: openid, verifier: verifier, keys: keys, nonce: nonce)
             return nil
         } catch {
             return error.reason
         }
     }
 
-    /// The claims and payload of `token`: MACed with `secret` when its header names one of the
-    /// definition's HMAC algorithms, otherwise signed by a key from the definition's JWKS.
+    /// The signed token inside `token` where the definition says the provider encrypts: an
+    /// encrypted provider's plain token is refused, so a stripped layer is noticed.
+    private func opened(_ token: String, openid: OpenIDDefinition, keys: AppKeys) throws(JOSEError) -> String {
+        guard openid.encrypted else { return token }
+        guard JWE.isEncrypted(token) else { throw .malformed("the provider encrypts its tokens, and this one is not encrypted") }
+        guard !keys.encryptionKey.isEmpty else { throw .invalidKey("the keyset has no encryption_key") }
+        guard let key = decryptionKeys.key(keys.encryptionKey) else {
+            throw .invalidKey("the keyset's encryption_key is not an unencrypted PEM RSA private key")
+        }
+        return String(decoding: try JWE.decrypt(token, key: key).plaintext, as: UTF8.self)
+    }
+
+    /// The claims and payload of `token` (once opened, where encrypted): MACed with the client
+    /// secret when its header names one of the definition's HMAC algorithms, otherwise signed by
+    /// a key from the definition's JWKS.
     private func verified(
-        _ token: String, openid: OpenIDDefinition, verifier: JWTVerifier, secret: String, nonce: String?
+        _ token: String, openid: OpenIDDefinition, verifier: JWTVerifier, keys: AppKeys, nonce: String?
     ) async throws(JOSEError) -> (claims: JWTClaims, payload: [UInt8]) {
+        let token = try opened(token, openid: openid, keys: keys)
+        let secret = keys.secret
         var verifier = verifier
         let macs = Set(openid.algorithms.compactMap(MACAlgorithm.init(rawValue:)))
         let isMACed = JWTVerifier.algorithmName(of: token).flatMap(MACAlgorithm.init(rawValue:)) != nil
@@ -69,13 +97,13 @@ extension IDTokenVerifier {
     /// The claims of a signed UserInfo answer (OpenID Connect Core §5.3.2): signed with the
     /// provider's keys, issued by it, for this client; `exp` is checked only if present.
     /// Otherwise a short reason, safe to show (never the token).
-    func userInfo(_ body: [UInt8], openid: OpenIDDefinition, audience: String, secret: String) async -> Result<JSONValue, UserInfoRefusal> {
+    func userInfo(_ body: [UInt8], openid: OpenIDDefinition, audience: String, keys: AppKeys) async -> Result<JSONValue, UserInfoRefusal> {
         // Some providers send the JWT with a trailing newline.
         let token = String(decoding: body, as: UTF8.self).trimmingWhitespace()
         var verifier = JWTVerifier(issuer: openid.issuer, audience: audience)
         verifier.requiresExpiry = false
         do throws(JOSEError) {
-            let verified = try await verified(token, openid: openid, verifier: verifier, secret: secret, nonce: nil)
+            let verified = try await verified(token, openid: openid, verifier: verifier, keys: keys, nonce: nil)
             guard let claims = JSONValue.parse(verified.payload), claims.objectValue != nil else {
                 return .failure(UserInfoRefusal(reason: "its claims are not a JSON object"))
             }

@@ -119,9 +119,8 @@ extension LoginService {
                 }
             } else if let openid = definition.openid, let idToken = result["id_token"]?.stringValue {
                 let audience = parameters["client_id"]?.stringValue ?? ""
-                let secret = templates.keysetValue("client_secret")
                 if let problem = await verifier.verify(
-                    idToken, openid: openid.rendered(templates), audience: audience, secret: secret, nonce: state.nonce)
+                    idToken, openid: openid.rendered(templates), audience: audience, keys: IDTokenVerifier.AppKeys(templates), nonce: state.nonce)
                 {
                     return failure("The id_token is not valid: \(problem)")
                 }

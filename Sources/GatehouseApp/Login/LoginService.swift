@@ -15,6 +15,8 @@ struct LoginService: Sendable {
     let assertions = ClientAssertionSigner()
     /// Signs DPoP proofs with each keyset's `dpop_key`.
     let dpop = DPoPSigner()
+    /// The keys `publicKeys` publishes, parsed once.
+    let publishedKeyCache = PEMKeyCache<PrivateKey> { try? PrivateKey(pem: $0) }
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 

@@ -73,8 +73,8 @@ struct ProviderAPI: Sendable {
             var parsed = JSONValue.parse(response.body)
             if step.signed, (200..<300).contains(response.status), let openid = caller.definition.openid {
                 let audience = caller.templates.keysetValue("client_id")
-                let secret = caller.templates.keysetValue("client_secret")
-                switch await login.verifier.userInfo(response.body, openid: openid.rendered(caller.templates), audience: audience, secret: secret) {
+                let keys = IDTokenVerifier.AppKeys(caller.templates)
+                switch await login.verifier.userInfo(response.body, openid: openid.rendered(caller.templates), audience: audience, keys: keys) {
                 case .success(let claims): parsed = claims
                 case .failure(let refusal):
                     if step.optional { continue }

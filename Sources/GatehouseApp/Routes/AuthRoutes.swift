@@ -13,6 +13,7 @@ enum AuthRoutes {
         router.add("POST", "/auth/apple/notifications", .deferred { await login.appleNotification($0) })
         router.add("POST", "/auth/:provider/native", .deferred { await login.native($0) })
         router.add("POST", "/auth/revoke/:provider", .deferred { await login.revoke($0) })
+        router.add("GET", "/auth/:provider/jwks", .deferred { await login.publicKeys($0) })
         router.add("GET", "/auth/:provider", .deferred { await login.start($0) })
         router.add("GET", "/auth", .deferred { await login.callback($0) })
         router.add("POST", "/auth", .deferred { await login.callback($0) })

@@ -1,0 +1,60 @@
+internal import GatehouseCore
+internal import GatehouseCrypto
+internal import HTTPServer
+
+extension LoginService {
+    /// The keyset parameters whose public halves an app publishes, and what each is for.
+    static let publishedKeys = [("private_key", "sig"), ("encryption_key", "enc")]
+
+    /// `GET /auth/:provider/jwks?k=APP_KEY`: the JWKS (RFC 7517) of the app's own keys for
+    /// this provider, for a provider that reads them from a URL rather than from its console:
+    /// `private_key` checks the app's client assertions and request objects, `encryption_key`
+    /// is what the provider encrypts id_tokens and UserInfo answers to. Public halves only;
+    /// the secret key material never leaves the keyset.
+    func publicKeys(_ request: HTTPRequest) async -> HTTPResponse {
+        let providerID = request.parameter("provider").lowercased()
+        guard let appKey = request.queryValue("k"), !appKey.isEmpty else { return JSend.error(400, "Missing OAuth.io public key.") }
+        let keyset: Keyset?
+        do throws(RegistryError) {
+            _ = try await context.registry.app(key: appKey)
+            keyset = try await context.registry.keyset(appKey: appKey, provider: providerID)
+        } catch {
+            return error.code == .notFound ? JSend.fail(404, field: "k", "unknown public key") : JSend.error(error.status, error.reason)
+        }
+        guard let keyset else { return JSend.error(404, "The app has no keyset for \(providerID)") }
+        var keys: [JSONValue] = []
+        for (parameter, use) in Self.publishedKeys {
+            guard let pem = keyset.parameters[parameter]?.stringValue, !pem.isEmpty, let key = publishedKeyCache.key(pem),
+                var members = try? key.publicKey.jwkMembers(), use == "sig" || key.kind.isRSA
+            else { continue }
+            let keyID = keyset.parameters["key_id"]?.stringValue ?? ""
+            members["kid"] = .string(use == "sig" && !keyID.isEmpty ? keyID : Base64URL.encode(Digest.sha256(JSONValue.object(members).serialized())))
+            members["use"] = .string(use)
+            keys.append(.object(members))
+        }
+        var response = HTTPResponse.json(JSONValue.object(["keys": .array(keys)]))
+        response.headers.set("Content-Type", "application/jwk-set+json")
+        response.headers.set("Cache-Control", "public, max-age=300")
+        return JSend.withOpenCORS(response)
+    }
+}
+
+extension PublicKey {
+    /// The members RFC 7638 hashes for a thumbprint (`kty` and the key itself), which a JWKS
+    /// entry or a DPoP proof's header carries.
+    func jwkMembers() throws(CryptoError) -> [String: JSONValue] {
+        switch try components() {
+        case .rsa(let modulus, let exponent):
+            ["kty": "RSA", "n": .string(Base64URL.encode(modulus)), "e": .string(Base64URL.encode(exponent))]
+        case .ec(let curve, let x, let y):
+            ["kty": "EC", "crv": .string(curve.rawValue), "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y))]
+        }
+    }
+}
+
+extension KeyKind {
+    var isRSA: Bool {
+        if case .rsa = self { return true }
+        return false
+    }
+}
