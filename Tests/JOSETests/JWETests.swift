@@ -9,18 +9,9 @@ import Testing
 /// tokens the openssl command line builds, independently of the code under test.
 @Suite("Compact JWE")
 struct JWETests {
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return bytes
-    }
+    static func hex(_ text: String) -> [UInt8] { Hex.decode(Array(text.utf8)) ?? [] }
 
-    static func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    static func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     @Test("RFC 7518 B.1: AES_128_CBC_HMAC_SHA_256 opens the published ciphertext and refuses a changed tag")
     func rfc7518B1() throws {
