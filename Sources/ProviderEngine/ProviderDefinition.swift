@@ -4,285 +4,164 @@ public import GatehouseCore
 /// One provider, as `providers/<id>/provider.json` declares it. Pure data: no executable
 /// code lives in a provider file. The format is documented in docs/providers.md and
 /// docs/provider.schema.json; `DefinitionReader` builds this from JSON and reports defects.
+///
+/// A value type whose fields live in one shared, immutable box: every request looks its
+/// provider up and passes the definition along, and copying dozens of strings, dictionaries
+/// and nested blocks (retaining each) cost more than the lookup. A change makes a new box.
 public struct ProviderDefinition: Sendable, Hashable {
+    struct Fields: Sendable, Hashable {
+        var id: String
+        var name: String
+        var description: String?
+        var url: String?
+        var docs: String?
+        var logo: String?
+        var oauth2: OAuth2Definition?
+        var oauth1: OAuth1Definition?
+        var openid: OpenIDDefinition?
+        var profile: JSONValue?
+        var profileMapping: ProfileMapping? = nil
+        var native: JSONValue?
+        var carrier: CarrierDefinition? = nil
+        var document: JSONValue
+        var normalisedOAuth2: OAuth2Definition? = nil
+        var normalisedOAuth1: OAuth1Definition? = nil
+        var callbackCarriesState: Bool = true
+    }
+
+    private final class Box: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private var box: Box
+
+    public init(
+        id: String, name: String, description: String?, url: String?, docs: String?, logo: String?,
+        oauth2: OAuth2Definition?, oauth1: OAuth1Definition?, openid: OpenIDDefinition?, profile: JSONValue?, native: JSONValue?,
+        document: JSONValue
+    ) {
+        box = Box(Fields(
+            id: id, name: name, description: description, url: url, docs: docs, logo: logo, oauth2: oauth2, oauth1: oauth1,
+            openid: openid, profile: profile, native: native, document: document))
+    }
+
+    public static func == (lhs: ProviderDefinition, rhs: ProviderDefinition) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.fields)
+    }
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
+    }
+
     /// The folder name: lowercase letters, digits, `_`, `-`, `.`.
-    public var id: String
-    public var name: String
-    public var description: String?
+    public var id: String {
+        get { box.fields.id }
+        set { update { $0.id = newValue } }
+    }
+
+    public var name: String {
+        get { box.fields.name }
+        set { update { $0.name = newValue } }
+    }
+
+    public var description: String? {
+        get { box.fields.description }
+        set { update { $0.description = newValue } }
+    }
+
     /// The base URL that relative endpoint URLs are resolved against.
-    public var url: String?
-    public var docs: String?
+    public var url: String? {
+        get { box.fields.url }
+        set { update { $0.url = newValue } }
+    }
+
+    public var docs: String? {
+        get { box.fields.docs }
+        set { update { $0.docs = newValue } }
+    }
+
     /// A logo file in the provider's folder.
-    public var logo: String?
-    public var oauth2: OAuth2Definition?
-    public var oauth1: OAuth1Definition?
-    public var openid: OpenIDDefinition?
+    public var logo: String? {
+        get { box.fields.logo }
+        set { update { $0.logo = newValue } }
+    }
+
+    public var oauth2: OAuth2Definition? {
+        get { box.fields.oauth2 }
+        set { update { $0.oauth2 = newValue } }
+    }
+
+    public var oauth1: OAuth1Definition? {
+        get { box.fields.oauth1 }
+        set { update { $0.oauth1 = newValue } }
+    }
+
+    public var openid: OpenIDDefinition? {
+        get { box.fields.openid }
+        set { update { $0.openid = newValue } }
+    }
+
     /// The `profile` block as written.
-    public var profile: JSONValue?
+    public var profile: JSONValue? {
+        get { box.fields.profile }
+        set { update { $0.profile = newValue } }
+    }
+
     /// The `profile` block read: how `me` fetches and maps the user's profile.
-    public var profileMapping: ProfileMapping? = nil
+    public var profileMapping: ProfileMapping? {
+        get { box.fields.profileMapping }
+        set { update { $0.profileMapping = newValue } }
+    }
+
     /// Native sign-in (Apple, carrier one-click): what a device hands over instead of a browser redirect.
-    public var native: JSONValue?
+    public var native: JSONValue? {
+        get { box.fields.native }
+        set { update { $0.native = newValue } }
+    }
+
     /// The `native` block of a carrier one-click provider (`"kind": "carrier"`), read strictly.
-    public var carrier: CarrierDefinition? = nil
+    public var carrier: CarrierDefinition? {
+        get { box.fields.carrier }
+        set { update { $0.carrier = newValue } }
+    }
+
     /// The definition exactly as written, for `/api/providers/:id`.
-    public var document: JSONValue
+    public var document: JSONValue {
+        get { box.fields.document }
+        set { update { $0.document = newValue } }
+    }
 
     /// The OAuth 2 block with OAuth.io's defaults filled in: what the flows run.
-    public internal(set) var normalisedOAuth2: OAuth2Definition? = nil
+    public internal(set) var normalisedOAuth2: OAuth2Definition? {
+        get { box.fields.normalisedOAuth2 }
+        set { update { $0.normalisedOAuth2 = newValue } }
+    }
+
     /// The OAuth 1 block with its defaults filled in.
-    public internal(set) var normalisedOAuth1: OAuth1Definition? = nil
+    public internal(set) var normalisedOAuth1: OAuth1Definition? {
+        get { box.fields.normalisedOAuth1 }
+        set { update { $0.normalisedOAuth1 = newValue } }
+    }
+
     /// True when the callback must carry the state itself (`{{callback}}?state=…`): the
     /// authorize step has no `{{state}}` of its own, so the provider would not echo it.
-    public internal(set) var callbackCarriesState = true
+    public internal(set) var callbackCarriesState: Bool {
+        get { box.fields.callbackCarriesState }
+        set { update { $0.callbackCarriesState = newValue } }
+    }
 
     /// The highest OAuth version the provider supports, as OAuth.io reports it.
     public var defaultVersion: OAuthVersion? {
         oauth2 != nil ? .oauth2 : (oauth1 != nil ? .oauth1 : nil)
-    }
-}
-
-/// RFC 7636's `code_challenge_method`. S256 unless the provider accepts nothing else:
-/// `plain` puts the verifier itself in the authorization URL (MyAnimeList takes only that).
-public enum PKCEMethod: String, Sendable, Hashable {
-    case s256 = "S256"
-    case plain
-}
-
-/// OAuth 1.0a or OAuth 2.
-public enum OAuthVersion: String, Sendable, Hashable, Codable {
-    case oauth1 = "1"
-    case oauth2 = "2"
-}
-
-/// The `oauth2` block.
-public struct OAuth2Definition: Sendable, Hashable {
-    public var authorize: Endpoint
-    public var accessToken: Endpoint
-    public var request: Endpoint?
-    public var refresh: Endpoint?
-    public var revoke: Endpoint?
-    public var parameters: [String: Parameter]
-    /// Send a PKCE challenge and verifier, and how the challenge is derived (nil: no PKCE).
-    public var pkce: PKCEMethod?
-    /// Extra authorize query used when a mobile SDK starts the flow (`mobile=true`).
-    public var mobileQuery: [String: String]
-    /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.
-    public var clientAuthentication: ClientAuthentication
-    /// A proof of the app secret sent beside the token on API calls (Facebook's `appsecret_proof`).
-    public var tokenProof: TokenProof? = nil
-    /// A call made with the new token right after the code exchange, for what the token
-    /// answer lacks (Mailchimp's data centre, DocuSign's account host).
-    public var lookup: LoginLookup? = nil
-    /// For `private_key_jwt`: who the assertion is for and how it is signed, where the
-    /// provider wants other than the token endpoint's URL and the key's usual algorithm.
-    public var clientAssertion: ClientAssertionRule? = nil
-    /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
-    /// first, with the app's client authentication, and the browser carries only a reference.
-    public var pushedAuthorization: Endpoint? = nil
-    /// RFC 9101: the authorize parameters travel as a signed JWT (`request`), so the browser
-    /// can neither read nor alter them.
-    public var requestObject: RequestObjectRule? = nil
-    /// RFC 9449: token and API calls carry a proof signed with the keyset's `dpop_key`, so the
-    /// provider can bind its tokens to that key.
-    public var dpop = false
-}
-
-/// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token
-/// endpoint's URL and the usual algorithm (the key's RS256, ES256 or ES384; HS256 for a secret).
-public struct ClientAssertionRule: Sendable, Hashable {
-    /// A template, rendered like an endpoint's query values (`{issuer}`, `https://x/token`).
-    public var audience: String?
-    /// A JOSE name: RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384 for a key;
-    /// HS256, HS384 or HS512 for a secret.
-    public var algorithm: String?
-}
-
-/// `request_object`: how the authorize parameters are packed into a signed JWT (RFC 9101).
-public struct RequestObjectRule: Sendable, Hashable {
-    /// A JOSE name: HS256, HS384 or HS512 MAC with the keyset's `client_secret`; any other
-    /// signs with its `private_key` (by default that key's usual algorithm).
-    public var algorithm: String?
-    /// The `aud` template; by default the `openid` issuer.
-    public var audience: String?
-    /// The authorize parameters also left in the URL beside `request`.
-    public var query: [String]
-    /// Claims added to the authorize parameters, JSON as written (string values are templates):
-    /// where a provider wants a boolean or a number, which the query cannot carry.
-    public var claims: [String: JSONValue]
-
-    public static let defaultQuery = ["client_id", "response_type", "scope"]
-
-    public init(algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: [String: JSONValue] = [:]) {
-        self.algorithm = algorithm
-        self.audience = audience
-        self.query = query
-        self.claims = claims
-    }
-}
-
-/// `lookup`: one call with the fresh access token (`{{token}}`) whose `export`s join the login
-/// result beside the token fields, so the SDKs get them and, when `request` names them, send
-/// them back. The answer is JSON; a lookup that fails fails the login unless it is `optional`.
-public struct LoginLookup: Sendable, Hashable {
-    public var endpoint: Endpoint
-    /// Result field name → expression over the answer (the profile mapping's language).
-    public var export: [String: ProfileExpression]
-    public var optional: Bool
-
-    public init(endpoint: Endpoint, export: [String: ProfileExpression], optional: Bool = false) {
-        self.endpoint = endpoint
-        self.export = export
-        self.optional = optional
-    }
-}
-
-/// `token_proof`: when the keyset parameter `enabledBy` is true, every call that carries the
-/// user's token (proxy, `me`, refresh, revoke) also carries the query parameter `name` set to
-/// the hex HMAC-SHA256 of the token keyed with the app's `client_secret`.
-public struct TokenProof: Sendable, Hashable {
-    public var name: String
-    public var enabledBy: String
-
-    public init(name: String, enabledBy: String) {
-        self.name = name
-        self.enabledBy = enabledBy
-    }
-
-    /// Whether the app's keyset switches the proof on (`true` or `"true"`).
-    public func isEnabled(_ keyset: [String: JSONValue]) -> Bool {
-        switch keyset[enabledBy] {
-        case .bool(true)?: return true
-        case .string(let text)?: return ["true", "1", "yes"].contains(text.lowercased())
-        default: return false
-        }
-    }
-}
-
-/// The `oauth1` block.
-public struct OAuth1Definition: Sendable, Hashable {
-    public var requestToken: Endpoint
-    public var authorize: Endpoint
-    public var accessToken: Endpoint
-    public var request: Endpoint?
-    public var parameters: [String: Parameter]
-    /// Some providers (TripIt, Xero) send no verifier back.
-    public var ignoreVerifier: Bool
-    /// False where API calls carry no OAuth 1.0a signature, the `request` block's query and
-    /// headers alone authorising them (Zotero wants the token secret as an API key header).
-    public var signsRequests: Bool = true
-}
-
-/// The `openid` block: how to verify the provider's id_token. `issuer` and `jwksURI` may hold
-/// `{x}` keyset values: a provider hosted per tenant (Okta, Auth0, Keycloak) issues its tokens
-/// under the app's own domain.
-public struct OpenIDDefinition: Sendable, Hashable {
-    public var issuer: String
-    /// Absent only when every algorithm is an HMAC one, keyed by the client secret.
-    public var jwksURI: String?
-    public var algorithms: [String]
-    /// id_tokens and signed UserInfo answers arrive encrypted (JWE) to the keyset's `encryption_key`.
-    public var encrypted = false
-
-    /// The HMAC algorithms (OpenID Connect Core §10.1), as distinct from signatures by a key in the JWKS.
-    public static let macAlgorithms: Set<String> = ["HS256", "HS384", "HS512"]
-
-    /// The block with the keyset's values in place, as an app's logins see it.
-    public func rendered(_ context: TemplateContext) -> OpenIDDefinition {
-        var copy = self
-        copy.issuer = Template.render(issuer, context)
-        copy.jwksURI = jwksURI.map { Template.renderURL($0, context) }
-        return copy
-    }
-}
-
-/// Where the token endpoint expects the client credentials.
-public enum ClientAuthentication: String, Sendable, Hashable {
-    /// `client_id` and `client_secret` in the form body (RFC 6749 §2.3.1, second form).
-    case body
-    /// `Authorization: Basic` with the form-encoded id and secret (RFC 6749 §2.3.1).
-    case basic
-    /// A JWT signed with the app's own key (RFC 7523 §2.2, OpenID Connect Core §9): no shared
-    /// secret leaves Gatehouse. The keyset holds `private_key` (PEM) and optionally `key_id`.
-    case privateKeyJWT = "private_key_jwt"
-    /// A JWT signed with HMAC keyed by `client_secret` (OpenID Connect Core §9): the secret
-    /// proves itself without being sent.
-    case clientSecretJWT = "client_secret_jwt"
-}
-
-/// One endpoint: a URL plus templated query (or form body for POST) and headers.
-public struct Endpoint: Sendable, Hashable {
-    public var url: String
-    public var method: String
-    /// Templates; for POST endpoints these form the body.
-    public var query: [String: String]?
-    public var headers: [String: String]?
-    /// `json`, `url` (form-encoded) or a MIME type: what the response is parsed as.
-    public var format: String?
-    /// Response (or callback) fields copied into the login result.
-    public var extra: [String]
-    /// The provider allows browsers to call this API directly (`request` only).
-    public var cors: Bool
-    /// How a POST/PUT/PATCH sends `query`: a form (OAuth's default) or a JSON object of strings.
-    public var body: BodyEncoding
-    /// Where in a JSON answer the token fields are, for providers that wrap them
-    /// (`data` for `{"data": {"access_token": ...}}`); nil for the answer itself.
-    public var answer: ProfilePath?
-    /// The provider's names for OAuth's token fields (`access_token` → `accessToken`), for an
-    /// answer that does not use RFC 6749's.
-    public var names: [String: String]
-    /// Where a `request` URL whose origin is a flow value may go (`APIHost`); empty otherwise.
-    public var hosts: [APIHost]
-    /// Text the provider puts before its JSON answer (Xiaomi's `&&&START&&&`), dropped before parsing.
-    public var prefix: String?
-    /// Result fields taken from anywhere in a token answer (Teamwork's `installation.apiEndPoint`),
-    /// where `extra` copies top-level fields only. OAuth 2 `access_token` only.
-    public var export: [String: ProfileExpression] = [:]
-
-    public enum BodyEncoding: String, Sendable, Hashable {
-        case form, json
-    }
-
-    public init(
-        url: String, method: String = "GET", query: [String: String]? = nil, headers: [String: String]? = nil,
-        format: String? = nil, extra: [String] = [], cors: Bool = false, body: BodyEncoding = .form, answer: ProfilePath? = nil,
-        names: [String: String] = [:], hosts: [APIHost] = [], prefix: String? = nil
-    ) {
-        self.url = url
-        self.method = method
-        self.query = query
-        self.headers = headers
-        self.format = format
-        self.extra = extra
-        self.cors = cors
-        self.body = body
-        self.answer = answer
-        self.names = names
-        self.hosts = hosts
-        self.prefix = prefix
-    }
-}
-
-/// A keyset parameter the provider needs from each app (client id, secret, scope, ...).
-public struct Parameter: Sendable, Hashable {
-    /// Allowed values with their descriptions, for scopes.
-    public var values: [String: String]?
-    /// How list values are joined in a URL; space by default for lists.
-    public var separator: String
-    /// `1` for single-valued, `*` for lists.
-    public var cardinality: String
-    /// A public parameter is echoed to the front end in the login result.
-    public var isPublic: Bool
-    /// Used when the keyset has no value (e.g. Facebook's Graph API version).
-    public var defaultValue: String?
-
-    public init(
-        values: [String: String]? = nil, separator: String = " ", cardinality: String = "1", isPublic: Bool = false, defaultValue: String? = nil
-    ) {
-        self.values = values
-        self.separator = separator
-        self.cardinality = cardinality
-        self.isPublic = isPublic
-        self.defaultValue = defaultValue
     }
 }
