@@ -18,7 +18,8 @@ struct HostileInputTests {
         "http://127.0.0.1:1/x", "oauthio://localhost", "chrome-extension://abc", "file:///etc/passwd", "server", "true",
     ]
     static let providers = [
-        "mock2", "mockpkce", "mock1", "mockpost", "mockpar", "mocksplithost", "mocksignedinfo", "mock1key", "mockexport", "facebook", "apple",
+        "mock2", "mockpkce", "mock1", "mockpost", "mockpar", "mocksplithost", "mocksignedinfo", "mock1key", "mockexport", "mockjar", "mockenc",
+        "mockhs", "mocktenant", "facebook", "apple",
         "emay", "nope", "%2e%2e", "A%00",
     ]
 
@@ -178,7 +179,8 @@ struct HostileInputTests {
             showsAppSecret = true
         case 5:
             target = ["/api/providers/\(provider)?extend=" + encoded(value()), "/api/providers/\(provider)/logo",
-                      "/auth/iframe?" + query(["d", "k"]), "/api/extended-endpoints"].randomElement(using: &generator) ?? "/"
+                      "/auth/iframe?" + query(["d", "k"]), "/api/extended-endpoints", "/auth/\(provider)/jwks?" + query(["k"])]
+                .randomElement(using: &generator) ?? "/"
         default:
             method = ["GET", "POST", "DELETE", "TRACE", "BREW"].randomElement(using: &generator) ?? "GET"
             target = "/" + encoded(value()) + "/" + encoded(value())
