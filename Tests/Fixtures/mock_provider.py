@@ -188,6 +188,7 @@ class ProviderState(MockState):
             self.config = dict(self.startup_config)
             self.stats = {key: 0 for key in STAT_KEYS}
             self.codes = {}          # code -> record
+            self.client_keys = {}    # encrypt_to URL -> the key set fetched from it
             self.access_tokens = {}  # token -> record
             self.refresh_tokens = {} # token -> record
             self.o1_request = {}     # request token -> record
@@ -875,13 +876,17 @@ class ProviderHandler(MockHandler):
 
     def encrypted(self, token):
         """The signed token as itsme sends it to a client that registered an encryption key:
-        a JWE to the RSA "enc" key of the JWKS at /_config?encrypt_to=<url>, fetched at each
-        use as a provider reading the client's jwks_uri would. Unchanged when none is set."""
+        a JWE to the RSA "enc" key of the JWKS at /_config?encrypt_to=<url>. Like itsme, the
+        mock caches that key set, here until encrypt_to is set again. Unchanged when none is set."""
         with self.state.lock:
             url = self.state.config.get("encrypt_to")
+            keys = self.state.client_keys.get(url)
         if not url:
             return token
-        keys = http("GET", url).json().get("keys", [])
+        if keys is None:
+            keys = http("GET", url).json().get("keys", [])
+            with self.state.lock:
+                self.state.client_keys[url] = keys
         key = next((k for k in keys if k.get("use") == "enc" and k.get("kty") == "RSA"), None)
         if key is None:
             return token
@@ -1166,6 +1171,8 @@ class ProviderHandler(MockHandler):
             if params["encrypt_to"] and not params["encrypt_to"].startswith("http://127.0.0.1:"):
                 return self.send_json(400, {"error": "encrypt_to must be a loopback JWKS URL, or empty"})
             updates["encrypt_to"] = params["encrypt_to"]
+            with self.state.lock:
+                self.state.client_keys = {}
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):
                 return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})

@@ -47,8 +47,16 @@ struct EncryptedTokenTests {
             bench.base + "/auth/mockenc/me", headers: [HTTPHeader(name: "oauthio", value: "k=\(bench.key)&access_token=\(token)")])
         #expect(profile.status == 200 && profile.json?["data"]?["id"] == "12345", "\(String(decoding: profile.body, as: UTF8.self))")
 
-        // A rotated key: the provider reads the published set again and encrypts to the new one.
-        try await keyset(base.merging(["encryption_key": .string(try openssl.makeRSAKey("other.pem"))]) { $1 })
+        // A rotation: while the provider still encrypts to the key set it cached, the previous key
+        // opens what it sends; without it nothing does; once it reads the set again, the new key.
+        let rotatedKey = try openssl.makeRSAKey("other.pem")
+        try await keyset(base.merging(["encryption_key": .string(rotatedKey), "previous_encryption_key": .string(encryptionKey)]) { $1 })
+        let cached = try await login("c")
+        #expect(cached["status"] == "success", "\(cached)")
+        try await keyset(base.merging(["encryption_key": .string(rotatedKey)]) { $1 })
+        let lost = try await login("l")
+        #expect(lost["message"] == "The id_token is not valid: the token does not decrypt with the app's key", "\(lost)")
+        try await bench.mock.encryptTo(jwksURL)
         let rotated = try await login("r")
         #expect(rotated["status"] == "success", "\(rotated)")
         // The provider stops encrypting: a plain token from a provider that encrypts is refused.

@@ -171,7 +171,8 @@ struct LoginBench {
                 {"name": "Mock encrypting its id_tokens and UserInfo to the app", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "request": "\(mock)/oauth2",
                             "parameters": {"client_id": "string", "client_secret": "string", "encryption_key": "string",
-                                           "private_key": "string", "key_id": "string", "scope": {"values": {"openid": ""}}}},
+                                           "previous_encryption_key": "string", "private_key": "string", "key_id": "string",
+                                           "scope": {"values": {"openid": ""}}}},
                  "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks", "encrypted": true},
                  "profile": {"fetch": [{"url": "/userinfo.jwt", "format": "jwt"}],
                              "fields": {"id": "sub", "firstname": "given_name", "lastname": "family_name", "email": "email"}}}

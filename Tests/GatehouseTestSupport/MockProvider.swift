@@ -56,7 +56,8 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
     }
 
     /// `GET /_config?encrypt_to=...`: id_tokens and signed UserInfo answers are encrypted to the
-    /// RSA `enc` key of the JWKS at `url` (an app's `/auth/:provider/jwks`); "" turns it off.
+    /// RSA `enc` key of the JWKS at `url` (an app's `/auth/:provider/jwks`), fetched once and
+    /// kept until this is called again; "" turns it off.
     public func encryptTo(_ url: String) async throws {
         _ = try await child.control("GET /_config?encrypt_to=\(MockApple.queryEncoded(url))")
     }

@@ -39,14 +39,15 @@ struct IDTokenVerifier: Sendable {
     }
 
     /// The keyset's values a token is checked with: `client_secret` keys HMAC-signed tokens,
-    /// `encryption_key` opens encrypted ones.
+    /// `encryption_key` opens encrypted ones, and so, while a provider still holds the key set
+    /// it cached before a rotation, does `previous_encryption_key`.
     struct AppKeys: Sendable {
         let secret: String
-        let encryptionKey: String
+        let encryptionKeys: [String]
 
         init(_ templates: TemplateContext) {
             secret = templates.keysetValue("client_secret")
-            encryptionKey = templates.keysetValue("encryption_key")
+            encryptionKeys = ["encryption_key", "previous_encryption_key"].map(templates.keysetValue).filter { !$0.isEmpty }
         }
     }
 
@@ -66,11 +67,17 @@ struct IDTokenVerifier: Sendable {
     private func opened(_ token: String, openid: OpenIDDefinition, keys: AppKeys) throws(JOSEError) -> String {
         guard openid.encrypted else { return token }
         guard JWE.isEncrypted(token) else { throw .malformed("the provider encrypts its tokens, and this one is not encrypted") }
-        guard !keys.encryptionKey.isEmpty else { throw .invalidKey("the keyset has no encryption_key") }
-        guard let key = decryptionKeys.key(keys.encryptionKey) else {
-            throw .invalidKey("the keyset's encryption_key is not an unencrypted PEM RSA private key")
+        guard !keys.encryptionKeys.isEmpty else { throw .invalidKey("the keyset has no encryption_key") }
+        var failure = JOSEError.invalidKey("the keyset's encryption_key is not an unencrypted PEM RSA private key")
+        for pem in keys.encryptionKeys {
+            guard let key = decryptionKeys.key(pem) else { continue }
+            do throws(JOSEError) {
+                return String(decoding: try JWE.decrypt(token, key: key).plaintext, as: UTF8.self)
+            } catch {
+                failure = error
+            }
         }
-        return String(decoding: try JWE.decrypt(token, key: key).plaintext, as: UTF8.self)
+        throw failure
     }
 
     /// The claims and payload of `token` (once opened, where encrypted): MACed with the client
