@@ -1,5 +1,15 @@
 public import GatehouseCore
 
+/// The immutable fields of a definition value, shared by its copies: a copy costs one retain,
+/// and a change makes a new box.
+final class FieldBox<Fields: Sendable>: Sendable {
+    let fields: Fields
+
+    init(_ fields: Fields) {
+        self.fields = fields
+    }
+}
+
 /// RFC 7636's `code_challenge_method`. S256 unless the provider accepts nothing else:
 /// `plain` puts the verifier itself in the authorization URL (MyAnimeList takes only that).
 public enum PKCEMethod: String, Sendable, Hashable {
@@ -13,37 +23,144 @@ public enum OAuthVersion: String, Sendable, Hashable, Codable {
     case oauth2 = "2"
 }
 
-/// The `oauth2` block.
+/// The `oauth2` block. Its fields live in one shared, immutable box, as `ProviderDefinition`'s
+/// do: every login reads the normalised block, and copying its endpoints and maps one by one
+/// cost a retain apiece.
 public struct OAuth2Definition: Sendable, Hashable {
-    public var authorize: Endpoint
-    public var accessToken: Endpoint
-    public var request: Endpoint?
-    public var refresh: Endpoint?
-    public var revoke: Endpoint?
-    public var parameters: [String: Parameter]
+    struct Fields: Sendable, Hashable {
+        var authorize: Endpoint
+        var accessToken: Endpoint
+        var request: Endpoint?
+        var refresh: Endpoint?
+        var revoke: Endpoint?
+        var parameters: [String: Parameter]
+        var pkce: PKCEMethod?
+        var mobileQuery: [String: String]
+        var clientAuthentication: ClientAuthentication
+        var tokenProof: TokenProof? = nil
+        var lookup: LoginLookup? = nil
+        var clientAssertion: ClientAssertionRule? = nil
+        var pushedAuthorization: Endpoint? = nil
+        var requestObject: RequestObjectRule? = nil
+        var dpop: Bool = false
+    }
+
+    private var box: FieldBox<Fields>
+
+    public init(
+        authorize: Endpoint, accessToken: Endpoint, request: Endpoint?, refresh: Endpoint?, revoke: Endpoint?,
+        parameters: [String: Parameter], pkce: PKCEMethod?, mobileQuery: [String: String], clientAuthentication: ClientAuthentication,
+        tokenProof: TokenProof? = nil, lookup: LoginLookup? = nil, clientAssertion: ClientAssertionRule? = nil,
+        pushedAuthorization: Endpoint? = nil, requestObject: RequestObjectRule? = nil, dpop: Bool = false
+    ) {
+        box = FieldBox(Fields(
+            authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke, parameters: parameters,
+            pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: clientAuthentication, tokenProof: tokenProof, lookup: lookup,
+            clientAssertion: clientAssertion, pushedAuthorization: pushedAuthorization, requestObject: requestObject, dpop: dpop))
+    }
+
+    public static func == (lhs: OAuth2Definition, rhs: OAuth2Definition) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.fields)
+    }
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = FieldBox(fields)
+    }
+
+    public var authorize: Endpoint {
+        get { box.fields.authorize }
+        set { update { $0.authorize = newValue } }
+    }
+
+    public var accessToken: Endpoint {
+        get { box.fields.accessToken }
+        set { update { $0.accessToken = newValue } }
+    }
+
+    public var request: Endpoint? {
+        get { box.fields.request }
+        set { update { $0.request = newValue } }
+    }
+
+    public var refresh: Endpoint? {
+        get { box.fields.refresh }
+        set { update { $0.refresh = newValue } }
+    }
+
+    public var revoke: Endpoint? {
+        get { box.fields.revoke }
+        set { update { $0.revoke = newValue } }
+    }
+
+    public var parameters: [String: Parameter] {
+        get { box.fields.parameters }
+        set { update { $0.parameters = newValue } }
+    }
+
     /// Send a PKCE challenge and verifier, and how the challenge is derived (nil: no PKCE).
-    public var pkce: PKCEMethod?
+    public var pkce: PKCEMethod? {
+        get { box.fields.pkce }
+        set { update { $0.pkce = newValue } }
+    }
+
     /// Extra authorize query used when a mobile SDK starts the flow (`mobile=true`).
-    public var mobileQuery: [String: String]
+    public var mobileQuery: [String: String] {
+        get { box.fields.mobileQuery }
+        set { update { $0.mobileQuery = newValue } }
+    }
+
     /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.
-    public var clientAuthentication: ClientAuthentication
+    public var clientAuthentication: ClientAuthentication {
+        get { box.fields.clientAuthentication }
+        set { update { $0.clientAuthentication = newValue } }
+    }
+
     /// A proof of the app secret sent beside the token on API calls (Facebook's `appsecret_proof`).
-    public var tokenProof: TokenProof? = nil
+    public var tokenProof: TokenProof? {
+        get { box.fields.tokenProof }
+        set { update { $0.tokenProof = newValue } }
+    }
+
     /// A call made with the new token right after the code exchange, for what the token
     /// answer lacks (Mailchimp's data centre, DocuSign's account host).
-    public var lookup: LoginLookup? = nil
+    public var lookup: LoginLookup? {
+        get { box.fields.lookup }
+        set { update { $0.lookup = newValue } }
+    }
+
     /// For `private_key_jwt`: who the assertion is for and how it is signed, where the
     /// provider wants other than the token endpoint's URL and the key's usual algorithm.
-    public var clientAssertion: ClientAssertionRule? = nil
+    public var clientAssertion: ClientAssertionRule? {
+        get { box.fields.clientAssertion }
+        set { update { $0.clientAssertion = newValue } }
+    }
+
     /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
     /// first, with the app's client authentication, and the browser carries only a reference.
-    public var pushedAuthorization: Endpoint? = nil
+    public var pushedAuthorization: Endpoint? {
+        get { box.fields.pushedAuthorization }
+        set { update { $0.pushedAuthorization = newValue } }
+    }
+
     /// RFC 9101: the authorize parameters travel as a signed JWT (`request`), so the browser
     /// can neither read nor alter them.
-    public var requestObject: RequestObjectRule? = nil
+    public var requestObject: RequestObjectRule? {
+        get { box.fields.requestObject }
+        set { update { $0.requestObject = newValue } }
+    }
+
     /// RFC 9449: token and API calls carry a proof signed with the keyset's `dpop_key`, so the
     /// provider can bind its tokens to that key.
-    public var dpop = false
+    public var dpop: Bool {
+        get { box.fields.dpop }
+        set { update { $0.dpop = newValue } }
+    }
 }
 
 /// `client_assertion`: RFC 7523's `aud` and `alg` for a provider that does not take the token

@@ -29,22 +29,14 @@ public struct ProviderDefinition: Sendable, Hashable {
         var callbackCarriesState: Bool = true
     }
 
-    private final class Box: Sendable {
-        let fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var box: Box
+    private var box: FieldBox<Fields>
 
     public init(
         id: String, name: String, description: String?, url: String?, docs: String?, logo: String?,
         oauth2: OAuth2Definition?, oauth1: OAuth1Definition?, openid: OpenIDDefinition?, profile: JSONValue?, native: JSONValue?,
         document: JSONValue
     ) {
-        box = Box(Fields(
+        box = FieldBox(Fields(
             id: id, name: name, description: description, url: url, docs: docs, logo: logo, oauth2: oauth2, oauth1: oauth1,
             openid: openid, profile: profile, native: native, document: document))
     }
@@ -60,7 +52,7 @@ public struct ProviderDefinition: Sendable, Hashable {
     private mutating func update(_ change: (inout Fields) -> Void) {
         var fields = box.fields
         change(&fields)
-        box = Box(fields)
+        box = FieldBox(fields)
     }
 
     /// The folder name: lowercase letters, digits, `_`, `-`, `.`.
