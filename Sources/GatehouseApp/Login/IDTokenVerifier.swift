@@ -87,13 +87,12 @@ struct IDTokenVerifier: Sendable {
         _ token: String, openid: OpenIDDefinition, verifier: JWTVerifier, keys: AppKeys, nonce: String?
     ) async throws(JOSEError) -> (claims: JWTClaims, payload: [UInt8]) {
         let token = try opened(token, openid: openid, keys: keys)
-        let secret = keys.secret
         var verifier = verifier
         let macs = Set(openid.algorithms.compactMap(MACAlgorithm.init(rawValue:)))
         let isMACed = JWTVerifier.algorithmName(of: token).flatMap(MACAlgorithm.init(rawValue:)) != nil
         guard let url = openid.jwksURI, !(isMACed && !macs.isEmpty) else {
             // Without a key set only the MAC path is open; it refuses any other alg by name.
-            return try verifier.verifiedToken(token, secret: Array(secret.utf8), algorithms: macs, nonce: nonce)
+            return try verifier.verifiedToken(token, secret: Array(keys.secret.utf8), algorithms: macs, nonce: nonce)
         }
         verifier.algorithms = Set(openid.algorithms.compactMap(SignatureAlgorithm.init(rawValue:)))
         return try await verifier.verifiedToken(token, using: cache, url: url, nonce: nonce)
