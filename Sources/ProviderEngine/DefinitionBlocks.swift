@@ -1,12 +1,27 @@
 public import GatehouseCore
 
 /// The immutable fields of a definition value, shared by its copies: a copy costs one retain,
-/// and a change makes a new box.
-final class FieldBox<Fields: Sendable>: Sendable {
+/// and a change makes a new box. Two boxes are equal when their fields are.
+final class FieldBox<Fields: Sendable & Hashable>: Sendable, Hashable {
     let fields: Fields
 
     init(_ fields: Fields) {
         self.fields = fields
+    }
+
+    /// A box holding these fields with `change` applied.
+    func updated(_ change: (inout Fields) -> Void) -> FieldBox {
+        var fields = fields
+        change(&fields)
+        return FieldBox(fields)
+    }
+
+    static func == (lhs: FieldBox, rhs: FieldBox) -> Bool {
+        lhs === rhs || lhs.fields == rhs.fields
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(fields)
     }
 }
 
@@ -59,107 +74,93 @@ public struct OAuth2Definition: Sendable, Hashable {
             clientAssertion: clientAssertion, pushedAuthorization: pushedAuthorization, requestObject: requestObject, dpop: dpop))
     }
 
-    public static func == (lhs: OAuth2Definition, rhs: OAuth2Definition) -> Bool {
-        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(box.fields)
-    }
-
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        var fields = box.fields
-        change(&fields)
-        box = FieldBox(fields)
-    }
-
     public var authorize: Endpoint {
         get { box.fields.authorize }
-        set { update { $0.authorize = newValue } }
+        set { box = box.updated { $0.authorize = newValue } }
     }
 
     public var accessToken: Endpoint {
         get { box.fields.accessToken }
-        set { update { $0.accessToken = newValue } }
+        set { box = box.updated { $0.accessToken = newValue } }
     }
 
     public var request: Endpoint? {
         get { box.fields.request }
-        set { update { $0.request = newValue } }
+        set { box = box.updated { $0.request = newValue } }
     }
 
     public var refresh: Endpoint? {
         get { box.fields.refresh }
-        set { update { $0.refresh = newValue } }
+        set { box = box.updated { $0.refresh = newValue } }
     }
 
     public var revoke: Endpoint? {
         get { box.fields.revoke }
-        set { update { $0.revoke = newValue } }
+        set { box = box.updated { $0.revoke = newValue } }
     }
 
     public var parameters: [String: Parameter] {
         get { box.fields.parameters }
-        set { update { $0.parameters = newValue } }
+        set { box = box.updated { $0.parameters = newValue } }
     }
 
     /// Send a PKCE challenge and verifier, and how the challenge is derived (nil: no PKCE).
     public var pkce: PKCEMethod? {
         get { box.fields.pkce }
-        set { update { $0.pkce = newValue } }
+        set { box = box.updated { $0.pkce = newValue } }
     }
 
     /// Extra authorize query used when a mobile SDK starts the flow (`mobile=true`).
     public var mobileQuery: [String: String] {
         get { box.fields.mobileQuery }
-        set { update { $0.mobileQuery = newValue } }
+        set { box = box.updated { $0.mobileQuery = newValue } }
     }
 
     /// How the client authenticates at the token endpoint: in the form body or HTTP Basic.
     public var clientAuthentication: ClientAuthentication {
         get { box.fields.clientAuthentication }
-        set { update { $0.clientAuthentication = newValue } }
+        set { box = box.updated { $0.clientAuthentication = newValue } }
     }
 
     /// A proof of the app secret sent beside the token on API calls (Facebook's `appsecret_proof`).
     public var tokenProof: TokenProof? {
         get { box.fields.tokenProof }
-        set { update { $0.tokenProof = newValue } }
+        set { box = box.updated { $0.tokenProof = newValue } }
     }
 
     /// A call made with the new token right after the code exchange, for what the token
     /// answer lacks (Mailchimp's data centre, DocuSign's account host).
     public var lookup: LoginLookup? {
         get { box.fields.lookup }
-        set { update { $0.lookup = newValue } }
+        set { box = box.updated { $0.lookup = newValue } }
     }
 
     /// For `private_key_jwt`: who the assertion is for and how it is signed, where the
     /// provider wants other than the token endpoint's URL and the key's usual algorithm.
     public var clientAssertion: ClientAssertionRule? {
         get { box.fields.clientAssertion }
-        set { update { $0.clientAssertion = newValue } }
+        set { box = box.updated { $0.clientAssertion = newValue } }
     }
 
     /// RFC 9126's pushed authorization request endpoint: the authorize parameters go there
     /// first, with the app's client authentication, and the browser carries only a reference.
     public var pushedAuthorization: Endpoint? {
         get { box.fields.pushedAuthorization }
-        set { update { $0.pushedAuthorization = newValue } }
+        set { box = box.updated { $0.pushedAuthorization = newValue } }
     }
 
     /// RFC 9101: the authorize parameters travel as a signed JWT (`request`), so the browser
     /// can neither read nor alter them.
     public var requestObject: RequestObjectRule? {
         get { box.fields.requestObject }
-        set { update { $0.requestObject = newValue } }
+        set { box = box.updated { $0.requestObject = newValue } }
     }
 
     /// RFC 9449: token and API calls carry a proof signed with the keyset's `dpop_key`, so the
     /// provider can bind its tokens to that key.
     public var dpop: Bool {
         get { box.fields.dpop }
-        set { update { $0.dpop = newValue } }
+        set { box = box.updated { $0.dpop = newValue } }
     }
 }
 

@@ -41,115 +41,101 @@ public struct ProviderDefinition: Sendable, Hashable {
             openid: openid, profile: profile, native: native, document: document))
     }
 
-    public static func == (lhs: ProviderDefinition, rhs: ProviderDefinition) -> Bool {
-        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(box.fields)
-    }
-
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        var fields = box.fields
-        change(&fields)
-        box = FieldBox(fields)
-    }
-
     /// The folder name: lowercase letters, digits, `_`, `-`, `.`.
     public var id: String {
         get { box.fields.id }
-        set { update { $0.id = newValue } }
+        set { box = box.updated { $0.id = newValue } }
     }
 
     public var name: String {
         get { box.fields.name }
-        set { update { $0.name = newValue } }
+        set { box = box.updated { $0.name = newValue } }
     }
 
     public var description: String? {
         get { box.fields.description }
-        set { update { $0.description = newValue } }
+        set { box = box.updated { $0.description = newValue } }
     }
 
     /// The base URL that relative endpoint URLs are resolved against.
     public var url: String? {
         get { box.fields.url }
-        set { update { $0.url = newValue } }
+        set { box = box.updated { $0.url = newValue } }
     }
 
     public var docs: String? {
         get { box.fields.docs }
-        set { update { $0.docs = newValue } }
+        set { box = box.updated { $0.docs = newValue } }
     }
 
     /// A logo file in the provider's folder.
     public var logo: String? {
         get { box.fields.logo }
-        set { update { $0.logo = newValue } }
+        set { box = box.updated { $0.logo = newValue } }
     }
 
     public var oauth2: OAuth2Definition? {
         get { box.fields.oauth2 }
-        set { update { $0.oauth2 = newValue } }
+        set { box = box.updated { $0.oauth2 = newValue } }
     }
 
     public var oauth1: OAuth1Definition? {
         get { box.fields.oauth1 }
-        set { update { $0.oauth1 = newValue } }
+        set { box = box.updated { $0.oauth1 = newValue } }
     }
 
     public var openid: OpenIDDefinition? {
         get { box.fields.openid }
-        set { update { $0.openid = newValue } }
+        set { box = box.updated { $0.openid = newValue } }
     }
 
     /// The `profile` block as written.
     public var profile: JSONValue? {
         get { box.fields.profile }
-        set { update { $0.profile = newValue } }
+        set { box = box.updated { $0.profile = newValue } }
     }
 
     /// The `profile` block read: how `me` fetches and maps the user's profile.
     public var profileMapping: ProfileMapping? {
         get { box.fields.profileMapping }
-        set { update { $0.profileMapping = newValue } }
+        set { box = box.updated { $0.profileMapping = newValue } }
     }
 
     /// Native sign-in (Apple, carrier one-click): what a device hands over instead of a browser redirect.
     public var native: JSONValue? {
         get { box.fields.native }
-        set { update { $0.native = newValue } }
+        set { box = box.updated { $0.native = newValue } }
     }
 
     /// The `native` block of a carrier one-click provider (`"kind": "carrier"`), read strictly.
     public var carrier: CarrierDefinition? {
         get { box.fields.carrier }
-        set { update { $0.carrier = newValue } }
+        set { box = box.updated { $0.carrier = newValue } }
     }
 
     /// The definition exactly as written, for `/api/providers/:id`.
     public var document: JSONValue {
         get { box.fields.document }
-        set { update { $0.document = newValue } }
+        set { box = box.updated { $0.document = newValue } }
     }
 
     /// The OAuth 2 block with OAuth.io's defaults filled in: what the flows run.
     public internal(set) var normalisedOAuth2: OAuth2Definition? {
         get { box.fields.normalisedOAuth2 }
-        set { update { $0.normalisedOAuth2 = newValue } }
+        set { box = box.updated { $0.normalisedOAuth2 = newValue } }
     }
 
     /// The OAuth 1 block with its defaults filled in.
     public internal(set) var normalisedOAuth1: OAuth1Definition? {
         get { box.fields.normalisedOAuth1 }
-        set { update { $0.normalisedOAuth1 = newValue } }
+        set { box = box.updated { $0.normalisedOAuth1 = newValue } }
     }
 
     /// True when the callback must carry the state itself (`{{callback}}?state=…`): the
     /// authorize step has no `{{state}}` of its own, so the provider would not echo it.
     public internal(set) var callbackCarriesState: Bool {
         get { box.fields.callbackCarriesState }
-        set { update { $0.callbackCarriesState = newValue } }
+        set { box = box.updated { $0.callbackCarriesState = newValue } }
     }
 
     /// The highest OAuth version the provider supports, as OAuth.io reports it.
