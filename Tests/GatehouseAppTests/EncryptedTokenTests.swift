@@ -32,8 +32,12 @@ struct EncryptedTokenTests {
         for key in keys { #expect(key["d"] == nil && key["p"] == nil && key["q"] == nil, "no private member is published") }
         let text = String(decoding: published.body, as: UTF8.self)
         #expect(!text.contains("PRIVATE") && !text.contains("secret-1"))
-        #expect(try await bench.get(bench.base + "/auth/mockenc/jwks?k=nope").status == 404)
-        #expect(try await bench.get(bench.base + "/auth/mockenc/jwks").status == 400)
+        let unknown = try await bench.get(bench.base + "/auth/mockenc/jwks?k=nope")
+        #expect(unknown.status == 404 && unknown.json?["error"] == "not_found")
+        let missing = try await bench.get(bench.base + "/auth/mockenc/jwks")
+        #expect(missing.status == 400 && missing.json?["error"] == "invalid_request" && missing.json?["error_description"] != nil)
+        #expect(try await bench.get(bench.base + "/auth/mock2/jwks?k=\(bench.key)").json?["keys"] == [], "a keyset without keys publishes none")
+        #expect(try await bench.get(bench.base + "/auth/mockpar2/jwks?k=\(bench.key)").status == 404)
 
         func login(_ state: String) async throws -> JSONValue {
             try LoginBench.message(try await bench.login("mockenc", opts: #"{"state":"\#(state)","state_type":"client","scope":"openid"}"#))

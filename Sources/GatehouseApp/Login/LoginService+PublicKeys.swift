@@ -13,15 +13,19 @@ extension LoginService {
     /// the secret key material never leaves the keyset.
     func publicKeys(_ request: HTTPRequest) async -> HTTPResponse {
         let providerID = request.parameter("provider").lowercased()
-        guard let appKey = request.queryValue("k"), !appKey.isEmpty else { return JSend.error(400, "Missing OAuth.io public key.") }
+        // A Gatehouse extension: its errors are {"error", "error_description"} (interface.md §5).
+        guard let appKey = request.queryValue("k"), !appKey.isEmpty else {
+            return JSend.withOpenCORS(.error(400, "invalid_request", "k, the app's public key, is required"))
+        }
         let keyset: Keyset?
         do throws(RegistryError) {
             _ = try await context.registry.app(key: appKey)
             keyset = try await context.registry.keyset(appKey: appKey, provider: providerID)
         } catch {
-            return error.code == .notFound ? JSend.fail(404, field: "k", "unknown public key") : JSend.error(error.status, error.reason)
+            let reason = error.code == .notFound ? "unknown app key" : error.reason
+            return JSend.withOpenCORS(.error(error.status, error.code.rawValue, reason))
         }
-        guard let keyset else { return JSend.error(404, "The app has no keyset for \(providerID)") }
+        guard let keyset else { return JSend.withOpenCORS(.error(404, "not_found", "the app has no keyset for \(providerID)")) }
         var keys: [JSONValue] = []
         for (parameter, use) in Self.publishedKeys {
             guard let pem = keyset.parameters[parameter]?.stringValue, !pem.isEmpty, let key = publishedKeyCache.key(pem),
