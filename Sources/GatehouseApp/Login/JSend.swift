@@ -43,7 +43,7 @@ struct RequestFields: Sendable {
                 for (key, value) in object {
                     if let text = value.stringValue { values[key] = text }
                 }
-            } else if let fields = FormField.parse(String(decoding: request.body, as: UTF8.self)) {
+            } else if let fields = FormField.parse(bytes: request.body) {
                 for field in fields { values[field.name] = field.value }
             }
         }

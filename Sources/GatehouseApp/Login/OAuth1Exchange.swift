@@ -52,7 +52,7 @@ struct OAuth1Exchange: Sendable {
         _ endpoint: Endpoint, templates: TemplateContext, signer: OAuth1Signer, extras: [String: String], step: String
     ) async -> Result<[String: JSONValue], ProviderProblem> {
         var request = EndpointRequest.make(endpoint, context: templates)
-        let bodyFields = request.body.flatMap { FormField.parse(String(decoding: $0, as: UTF8.self)) } ?? []
+        let bodyFields = request.body.flatMap { FormField.parse(bytes: $0) } ?? []
         guard let nonce = try? SecureRandom.identifier() else { return .failure(ProviderProblem(message: "Internal error", data: .null)) }
         let header = signer.authorization(
             method: request.method, url: request.url, parameters: bodyFields, protocolExtras: extras, nonce: nonce, timestamp: Timestamp.now())

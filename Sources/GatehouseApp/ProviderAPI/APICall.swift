@@ -98,7 +98,7 @@ struct APICaller: Sendable {
             var signed: [FormField] = []
             let contentType = headers.first { $0.name.lowercased() == "content-type" }?.value.lowercased() ?? ""
             if let body, contentType.hasPrefix("application/x-www-form-urlencoded") {
-                signed = FormField.parse(String(decoding: body, as: UTF8.self)) ?? []
+                signed = FormField.parse(bytes: body) ?? []
             }
             guard let nonce = try? SecureRandom.identifier() else { return .failure(Refusal(JSend.error(500, "Internal error"))) }
             headers.removeAll { $0.name.lowercased() == "authorization" }

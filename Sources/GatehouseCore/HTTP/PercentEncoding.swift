@@ -107,6 +107,11 @@ public struct FormField: Sendable, Hashable {
         parse(Array(text.utf8), keepingMalformed: false)
     }
 
+    /// `parse` over bytes as they arrived, such as a form body: no String made first.
+    public static func parse(bytes: [UInt8]) -> [FormField]? {
+        parse(bytes, keepingMalformed: false)
+    }
+
     /// Like `parse`, but a name or value whose escapes are malformed is kept as sent instead
     /// of failing the whole text: senders that do not encode at all (the iOS SDK's `oauthio`
     /// header) may leave a stray `%` in a value.
