@@ -31,7 +31,8 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from mock_common import (  # noqa: E402
     NO_STORE, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, append_query, b64url,
-    client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, parse_arguments, serve,
+    client_b64, client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, parse_arguments,
+    serve,
 )
 
 # --- Registered clients (test constants) -------------------------------------------------
@@ -1467,6 +1468,41 @@ class SelfTest(SelfTestBase):
         self.check("form error response", form_error.status == 400
                    and form_error.form().get("error") == "invalid_grant", form_error.text)
         http("GET", base + "/_config?token_format=json")
+
+        # RFC 9101 request objects, made here with the client's own HMAC code.
+        def request_object(claims, secret=b"secret-1", alg="HS256"):
+            signing_input = client_b64(json.dumps({"alg": alg}).encode()) + "." + client_b64(json.dumps(claims).encode())
+            digest = hashlib.sha512 if alg == "HS512" else hashlib.sha256
+            return signing_input + "." + client_b64(hmac.new(secret, signing_input.encode("ascii"), digest).digest())
+        claims = {"iss": "client-1", "client_id": "client-1", "aud": base, "exp": int(time.time()) + 120,
+                  "response_type": "code", "redirect_uri": redirect, "state": "from-object", "scope": "openid"}
+        outside = {"client_id": "client-1", "response_type": "code", "redirect_uri": redirect + "?ignored=1"}
+        signed = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(dict(outside, request=request_object(claims))))
+        landed = urllib.parse.urlsplit(signed.headers.get("Location", ""))
+        self.check("request object: its own redirect_uri and state, the outside ones ignored", signed.status == 302
+                   and landed.path == "/cb" and "ignored" not in landed.query
+                   and dict(urllib.parse.parse_qsl(landed.query)).get("state") == "from-object", signed.headers.get("Location"))
+        hs512 = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(
+            dict(outside, request=request_object(claims, alg="HS512"))))
+        self.check("request object: HS512 accepted", hs512.status == 302, hs512.body)
+        for name, token in [("another secret", request_object(claims, secret=b"wrong")),
+                            ("another audience", request_object(dict(claims, aud="https://elsewhere.example"))),
+                            ("expired", request_object(dict(claims, exp=int(time.time()) - 1))),
+                            ("another client", request_object(dict(claims, client_id="client-2")))]:
+            refused = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(dict(outside, request=token)))
+            self.check("request object refused: " + name, refused.status == 400 and "invalid_request_object" in refused.text,
+                       refused.text)
+
+        # id_tokens MACed with the client secret (OpenID Connect Core 10.1).
+        http("GET", base + "/_config?id_token_alg=HS256")
+        maced = http("POST", base + "/oauth2/token", form=post_auth + [
+            ("grant_type", "authorization_code"), ("code", new_code(scope="openid")), ("redirect_uri", redirect)])
+        http("GET", base + "/_config?id_token_alg=RS256")
+        parts = maced.json().get("id_token", "..").split(".")
+        expected_mac = hmac.new(b"secret-1", (parts[0] + "." + parts[1]).encode("ascii"), hashlib.sha256).digest()
+        self.check("HS256 id_token: header and MAC with the client secret", maced.status == 200
+                   and json.loads(client_unb64(parts[0])) == {"alg": "HS256", "typ": "JWT"}
+                   and client_unb64(parts[2]) == expected_mac, maced.body)
 
     # -- OAuth 1.0a --
 
