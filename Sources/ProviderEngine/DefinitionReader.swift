@@ -308,6 +308,15 @@ public struct DefinitionReader {
             parameter.defaultValue = optionalString(fields["default"], at: here + "/default")
             result[name] = parameter
         }
+        // A default may name other keyset values (`https://{domain}`), so an operator can
+        // override a derived value such as an issuer without the definition changing.
+        for (name, parameter) in result.sorted(by: { $0.key < $1.key }) {
+            let references = Template.references(in: parameter.defaultValue ?? "")
+            if !references.flow.isEmpty { defect(path + "/" + name + "/default", "flow values ({{…}}) cannot be a default") }
+            for other in references.keyset.sorted() where result[other] == nil || other == name {
+                defect(path + "/" + name + "/default", "{\(other)} is not another declared parameter")
+            }
+        }
         return result
     }
 

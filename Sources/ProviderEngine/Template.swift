@@ -13,10 +13,22 @@ public struct TemplateContext: Sendable {
         self.flow = flow
     }
 
-    /// A keyset value as it goes into a URL: lists joined with the parameter's separator.
+    /// A keyset value as it goes into a URL: lists joined with the parameter's separator. A
+    /// missing value takes the parameter's default, which may name other keyset values
+    /// (`https://{domain}`); those are read with their own defaults as written, so defaults
+    /// cannot chase each other.
     public func keysetValue(_ name: String) -> String {
         guard let parameter = parameters[name] else { return "" }
-        guard let value = keyset[name] else { return parameter.defaultValue ?? "" }
+        guard let value = keyset[name] else {
+            guard let fallback = parameter.defaultValue, fallback.utf8.contains(UInt8(ascii: "{")) else { return parameter.defaultValue ?? "" }
+            var plain = self
+            plain.parameters = parameters.mapValues { parameter in
+                var parameter = parameter
+                if parameter.defaultValue?.utf8.contains(UInt8(ascii: "{")) == true { parameter.defaultValue = nil }
+                return parameter
+            }
+            return Template.render(fallback, plain)
+        }
         switch value {
         case .string(let text): return text
         case .array(let items): return items.compactMap(\.stringValue).joined(separator: parameter.separator)

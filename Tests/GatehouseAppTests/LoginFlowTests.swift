@@ -270,7 +270,7 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
-    @Test("an issuer named after the keyset's tenant: verified against that tenant's keys, refused for another")
+    @Test("an issuer named after the keyset's tenant: verified against that tenant's keys, refused for another, overridden by the keyset")
     func tenantIssuer() async throws {
         let bench = try await LoginBench.start()
         let opts = #"{"state":"t","state_type":"client","scope":"openid"}"#
@@ -283,6 +283,11 @@ struct LoginFlowTests {
         let refused = try LoginBench.message(try await bench.login("mocktenant", opts: opts))
         #expect(refused["status"] == "error")
         #expect(refused["message"]?.stringValue?.contains("was not issued by http://localhost:\(bench.mock.port)") == true, "\(refused)")
+        // The keyset may name the issuer itself, as for a tenant whose custom domain issues under another name.
+        let named = #"{"parameters":{"domain":"localhost:\#(bench.mock.port)","issuer":"http://127.0.0.1:\#(bench.mock.port)","client_id":"client-1","client_secret":"secret-1"}}"#
+        _ = try await bench.gateway.send("PUT", "/api/admin/apps/\(bench.key)/keysets/mocktenant", body: named)
+        let renamed = try LoginBench.message(try await bench.login("mocktenant", opts: opts))
+        #expect(renamed["status"] == "success", "\(renamed)")
         try await bench.stop()
     }
 

@@ -32,8 +32,9 @@ struct LoginBench {
             "mocktenant": """
                 {"name": "Mock OpenID hosted per tenant", "url": "http://{domain}",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
-                            "parameters": {"domain": "string", "client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
-                 "openid": {"issuer": "http://{domain}", "jwks_uri": "http://{domain}/oauth2/jwks"}}
+                            "parameters": {"domain": "string", "client_id": "string", "client_secret": "string",
+                                           "issuer": {"default": "http://{domain}"}, "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "{issuer}", "jwks_uri": "http://{domain}/oauth2/jwks"}}
                 """,
             "mockhs": """
                 {"name": "Mock OpenID MACing id_tokens with the client secret", "url": "\(mock)",

@@ -192,6 +192,14 @@ struct DefinitionTests {
             "/openid/issuer: flow values ({{…}}) cannot name the issuer or its keys", "/openid/jwks_uri: {tenant} is not a declared parameter",
         ])
         #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"/keys"}}"#) == ["/openid/jwks_uri: must be an absolute http(s) URL"])
+        let overridable = #"{"name":"T","url":"https://{domain}","oauth2":{"authorize":"/a","access_token":"/t","parameters":{"domain":"string","#
+        #expect(try read(overridable + #""issuer":{"default":"https://{domain}/"}}},"openid":{"issuer":"{issuer}","jwks_uri":"https://{domain}/k"}}"#).get()
+            .oauth2?.parameters["issuer"]?.defaultValue == "https://{domain}/")
+        #expect(defects(overridable + #""issuer":{"default":"{{host}}{issuer}{tenant}"}}}}"#) == [
+            "/oauth2/parameters/issuer/default: flow values ({{…}}) cannot be a default",
+            "/oauth2/parameters/issuer/default: {issuer} is not another declared parameter",
+            "/oauth2/parameters/issuer/default: {tenant} is not another declared parameter",
+        ])
         #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"https://x/keys","encrypted":true}}"#)
             == ["/openid/encrypted: encrypted tokens are opened with the keyset's encryption_key: declare it"])
     }

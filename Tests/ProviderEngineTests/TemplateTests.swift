@@ -22,6 +22,19 @@ struct TemplateTests {
         #expect(Template.references(in: "{a}{{b}}x{{ c }}") == (keyset: ["a"], flow: ["b", "c"]))
     }
 
+    @Test("a default may name other keyset values; those are read with their own defaults as written, never chased")
+    func derivedDefaults() {
+        let parameters: [String: Parameter] = [
+            "domain": Parameter(), "issuer": Parameter(defaultValue: "https://{domain}/"), "audience": Parameter(defaultValue: "{issuer}api"),
+        ]
+        let derived = TemplateContext(keyset: ["domain": "acme.example"], parameters: parameters)
+        #expect(derived.keysetValue("issuer") == "https://acme.example/")
+        #expect(derived.keysetValue("audience") == "api", "a default naming a derived default gets no value for it")
+        let overridden = TemplateContext(keyset: ["domain": "acme.example", "issuer": "https://login.acme.example"], parameters: parameters)
+        #expect(overridden.keysetValue("issuer") == "https://login.acme.example")
+        #expect(Template.render("{issuer}/keys", overridden) == "https://login.acme.example/keys")
+    }
+
     @Test("in a URL, flow values are one percent-encoded value each; the operator's keyset values go in as they are")
     func renderURL() {
         let context = TemplateContext(
