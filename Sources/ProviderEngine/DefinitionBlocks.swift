@@ -341,6 +341,14 @@ public struct Endpoint: Sendable, Hashable {
 
 /// A keyset parameter the provider needs from each app (client id, secret, scope, ...).
 public struct Parameter: Sendable, Hashable {
+    /// Whether a parameter's name says it holds a secret (`client_secret`, `private_key`,
+    /// `password`, `api_key`): masked when keysets are shown, and never allowed where its value
+    /// could end up in an error message, such as an issuer.
+    public static func namesSecret(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return lowered != "client_id" && ["secret", "private", "password", "key"].contains { lowered.contains($0) }
+    }
+
     /// Allowed values with their descriptions, for scopes.
     public var values: [String: String]?
     /// How list values are joined in a URL; space by default for lists.

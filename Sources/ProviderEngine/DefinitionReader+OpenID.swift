@@ -21,8 +21,10 @@ extension DefinitionReader {
             let references = Template.references(in: text)
             // The keys that vouch for a login must be the operator's choice, never the login's.
             if !references.flow.isEmpty { defect("/openid/\(key)", "flow values ({{…}}) cannot name the issuer or its keys") }
-            for name in references.keyset.sorted() where parameters[name] == nil {
-                defect("/openid/\(key)", "{\(name)} is not a declared parameter")
+            for name in references.keyset.sorted() {
+                if parameters[name] == nil { defect("/openid/\(key)", "{\(name)} is not a declared parameter") }
+                // A refusal names the issuer it expected, so a secret there would reach the caller.
+                if Parameter.namesSecret(name) { defect("/openid/\(key)", "{\(name)} holds a secret, which cannot name the issuer or its keys") }
             }
         }
         var algorithms = ["RS256"]

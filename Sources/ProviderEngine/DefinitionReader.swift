@@ -313,8 +313,9 @@ public struct DefinitionReader {
         for (name, parameter) in result.sorted(by: { $0.key < $1.key }) {
             let references = Template.references(in: parameter.defaultValue ?? "")
             if !references.flow.isEmpty { defect(path + "/" + name + "/default", "flow values ({{…}}) cannot be a default") }
-            for other in references.keyset.sorted() where result[other] == nil || other == name {
-                defect(path + "/" + name + "/default", "{\(other)} is not another declared parameter")
+            for other in references.keyset.sorted() {
+                if result[other] == nil || other == name { defect(path + "/" + name + "/default", "{\(other)} is not another declared parameter") }
+                if Parameter.namesSecret(other) { defect(path + "/" + name + "/default", "{\(other)} holds a secret, which a default cannot copy") }
             }
         }
         return result

@@ -200,6 +200,11 @@ struct DefinitionTests {
             "/oauth2/parameters/issuer/default: {issuer} is not another declared parameter",
             "/oauth2/parameters/issuer/default: {tenant} is not another declared parameter",
         ])
+        let secretive = #"{"name":"T","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","parameters":{"client_secret":"string","#
+        #expect(defects(secretive + #""realm":{"default":"r-{client_secret}"}}},"openid":{"issuer":"https://x/{client_secret}","jwks_uri":"https://x/k"}}"#) == [
+            "/oauth2/parameters/realm/default: {client_secret} holds a secret, which a default cannot copy",
+            "/openid/issuer: {client_secret} holds a secret, which cannot name the issuer or its keys",
+        ])
         #expect(defects(base + #""openid":{"issuer":"https://x","jwks_uri":"https://x/keys","encrypted":true}}"#)
             == ["/openid/encrypted: encrypted tokens are opened with the keyset's encryption_key: declare it"])
     }

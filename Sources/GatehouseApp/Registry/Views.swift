@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import ProviderEngine
 
 /// An app as the admin API and `--json` CLI output show it.
 struct AppView: Encodable, Sendable {
@@ -46,9 +47,7 @@ struct KeysetView: Encodable, Sendable {
     }
 
     static func isSecret(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        return ["secret", "private", "password", "key"].contains { lowered.contains($0) }
-            && lowered != "client_id"
+        Parameter.namesSecret(name)
     }
 
     enum CodingKeys: String, CodingKey {
