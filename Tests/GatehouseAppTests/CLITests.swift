@@ -97,6 +97,31 @@ struct CLITests {
         #expect(lines.first?.hasPrefix("gatehouse: ") == true)
     }
 
+    @Test("keysets set --param-file reads a PEM key from a file; the gateway publishes its public half, and a missing file exits 2")
+    func parameterFiles() async throws {
+        let keyed = #"{"name": "Keyed", "oauth2": {"authorize": "https://k.example/a", "access_token": "https://k.example/t", "client_authentication": "private_key_jwt", "parameters": {"client_id": "string", "private_key": "string", "key_id": "string"}}}"#
+        let workspace = try Workspace(providers: ["keyed": keyed])
+        let store = ["--store", "sqlite:./data/gatehouse.db", "--providers", workspace.providers]
+        let openssl = try OpenSSLTool()
+        let pem = try openssl.makeRSAKey("app.pem")
+        try pem.write(toFile: workspace.path + "/app.pem", atomically: true, encoding: .utf8)
+        let created = try await GatehouseProcess.run(["apps", "create", "--name", "k", "--domain", "localhost", "--json"] + store, directory: workspace.path)
+        let key = try #require(JSONValue.parse(Array(created.stdout.utf8))?["key"]?.stringValue, "\(created.stderr)")
+        let set = try await GatehouseProcess.run(
+            ["keysets", "set", "--app", key, "--provider", "keyed", "--param", "client_id=c1", "--param", "key_id=k1",
+             "--param-file", "private_key=app.pem"] + store, directory: workspace.path)
+        #expect(set.status == 0, "\(set.stderr)")
+        let missing = try await GatehouseProcess.run(
+            ["keysets", "set", "--app", key, "--provider", "keyed", "--param-file", "private_key=nope.pem"] + store, directory: workspace.path)
+        #expect(missing.status == 2 && missing.stderr.contains("cannot read nope.pem"), "\(missing.stderr)")
+
+        let gateway = try await Gateway.start(workspace: workspace, store: "sqlite:./data/gatehouse.db")
+        let published = try await gateway.send("GET", "/auth/keyed/jwks?k=\(key)")
+        let first = published.json?["keys"]?.arrayValue?.first
+        #expect(first?["kid"] == "k1" && first?["kty"] == "RSA" && first?["d"] == nil, "\(published.body)")
+        #expect(try await gateway.stop() == 0)
+    }
+
     @Test("a port already in use exits 2 with one line")
     func portInUse() async throws {
         let gateway = try await Gateway.start()

@@ -71,7 +71,21 @@ enum KeysetCommands {
                     Console.err("gatehouse: --response-type must be token, code or both")
                     return 2
                 }
-                guard let parameters = parseParameters(command.values("param")) else {
+                var pairs = command.values("param")
+                // Keys are files: a PEM's lines do not survive a command line well.
+                for pair in command.values("param-file") {
+                    guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                        Console.err("gatehouse: --param-file takes NAME=PATH")
+                        return 2
+                    }
+                    let path = String(pair[pair.index(after: equals)...])
+                    guard let bytes = FileSystem.read(path, limit: 1 << 20), let text = String(validating: bytes, as: UTF8.self) else {
+                        Console.err("gatehouse: cannot read \(path) (a UTF-8 file of at most 1 MiB) for --param-file")
+                        return 2
+                    }
+                    pairs.append(String(pair[..<equals]) + "=" + text)
+                }
+                guard let parameters = parseParameters(pairs) else {
                     Console.err("gatehouse: --param takes NAME=VALUE")
                     return 2
                 }

@@ -38,9 +38,11 @@ struct CommandSpec: Sendable {
             summary: "Replace an app's secret; prints the new one.", valueOptions: [], positionals: 1...1),
         CommandSpec(
             words: ["keysets", "set"],
-            usage: "gatehouse keysets set --app KEY --provider ID --param NAME=VALUE ... [--response-type token|code|both]",
-            summary: "Set an app's credentials for a provider. Repeat a NAME to give a list (e.g. scopes).",
-            valueOptions: ["app", "provider", "param", "response-type"], positionals: 0...0),
+            usage: "gatehouse keysets set --app KEY --provider ID --param NAME=VALUE ... [--param-file NAME=PATH ...] "
+                + "[--response-type token|code|both]",
+            summary: "Set an app's credentials for a provider. Repeat a NAME to give a list (e.g. scopes); "
+                + "--param-file reads a value, such as a PEM key, from a file.",
+            valueOptions: ["app", "provider", "param", "param-file", "response-type"], positionals: 0...0),
         CommandSpec(
             words: ["keysets", "list"], usage: "gatehouse keysets list --app KEY",
             summary: "List an app's keysets (secrets masked).", valueOptions: ["app"], positionals: 0...0),
