@@ -65,6 +65,13 @@ public struct JWK: Codable, Sendable, Hashable {
         }
     }
 
+    /// The members RFC 7638 hashes for a thumbprint: `kty` and the key itself, without `kid`,
+    /// `alg` or `use`. A DPoP proof's header carries exactly these.
+    public var requiredMembers: [String: String] {
+        let members: [(String, String?)] = [("kty", kty.rawValue), ("n", n), ("e", e), ("crv", crv), ("x", x), ("y", y)]
+        return Dictionary(uniqueKeysWithValues: members.compactMap { name, value in value.map { (name, $0) } })
+    }
+
     /// The algorithm named by `alg`, nil if absent. Throws for algorithms that are not
     /// signature algorithms supported here (such as `RSA-OAEP`), so such keys are never used.
     public func signatureAlgorithm() throws(JOSEError) -> SignatureAlgorithm? {

@@ -12,7 +12,11 @@ internal import Synchronization
 /// and NHS login five.
 final class ClientAssertionSigner: Sendable {
     static let lifetime: Int64 = 60
-    private let keys = PrivateKeyCache()
+    private let keys: PrivateKeyCache
+
+    init(keys: PrivateKeyCache) {
+        self.keys = keys
+    }
 
     /// The assertion for `audience` (by default the token endpoint's URL): signed with the
     /// keyset's `private_key`, named by its `key_id`, or with HMAC keyed by its `client_secret`.
@@ -40,7 +44,7 @@ final class ClientAssertionSigner: Sendable {
             let secret = Array(templates.keysetValue("client_secret").utf8)
             guard !secret.isEmpty else { throw ClientAssertionError("the keyset has no client_secret") }
             let algorithm = name.flatMap(MACAlgorithm.init(rawValue:)) ?? .hs256
-            let signingInput = Self.signingInput(header: ["alg": .string(algorithm.rawValue), "typ": .string(type)], claims: claims)
+            let signingInput = PrivateKey.signingInput(header: ["alg": .string(algorithm.rawValue), "typ": .string(type)], claims: claims)
             return signingInput + "." + Base64URL.encode(algorithm.code(key: secret, message: Array(signingInput.utf8)))
         }
         let key = try keys.key(templates.keysetValue("private_key"), parameter: "private_key")
@@ -48,17 +52,11 @@ final class ClientAssertionSigner: Sendable {
         var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": .string(type)]
         let keyID = templates.keysetValue("key_id")
         if !keyID.isEmpty { header["kid"] = .string(keyID) }
-        let signingInput = Self.signingInput(header: header, claims: claims)
         do {
-            let signature = try key.sign(message: Array(signingInput.utf8), algorithm: algorithm)
-            return signingInput + "." + Base64URL.encode(signature)
+            return try key.compactJWS(header: header, claims: claims, algorithm: algorithm)
         } catch {
             throw ClientAssertionError("the keyset's private_key cannot sign \(algorithm.rawValue): \(error.reason)")
         }
-    }
-
-    private static func signingInput(header: [String: JSONValue], claims: JSONValue) -> String {
-        Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
     }
 
     /// The definition's algorithm, or the key's usual one: RS256, ES256 or ES384.
@@ -70,6 +68,19 @@ final class ClientAssertionSigner: Sendable {
             return algorithm
         }
         return kind.usualAlgorithm
+    }
+}
+
+extension PrivateKey {
+    /// `header` and `claims` as a compact JWS (RFC 7515 §7.1) signed under `algorithm`.
+    func compactJWS(header: [String: JSONValue], claims: JSONValue, algorithm: SignatureAlgorithm) throws(CryptoError) -> String {
+        let input = Self.signingInput(header: header, claims: claims)
+        return input + "." + Base64URL.encode(try sign(message: Array(input.utf8), algorithm: algorithm))
+    }
+
+    /// The first two parts of a compact JWS, which its signature covers.
+    static func signingInput(header: [String: JSONValue], claims: JSONValue) -> String {
+        Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
     }
 }
 

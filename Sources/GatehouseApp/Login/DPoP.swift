@@ -1,13 +1,18 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
 internal import HTTPClient
+internal import JOSE
 
 /// RFC 9449 proofs of possession. Each call to the token endpoint and each API call carries a
 /// fresh JWT signed with the keyset's `dpop_key`, naming the method and URL (and, on API calls,
 /// a hash of the token), so a token the provider bound to that key is worthless to anyone who
 /// lacks it, Gatehouse's callers included.
 final class DPoPSigner: Sendable {
-    private let keys = PrivateKeyCache()
+    private let keys: PrivateKeyCache
+
+    init(keys: PrivateKeyCache) {
+        self.keys = keys
+    }
 
     /// A proof for `method` on `url` (its query and fragment are not part of it), for
     /// `accessToken` when calling an API, carrying the provider's `nonce` when it asked for one.
@@ -25,11 +30,9 @@ final class DPoPSigner: Sendable {
         ]
         if let accessToken { claims["ath"] = .string(Base64URL.encode(Digest.sha256(Array(accessToken.utf8)))) }
         if let nonce { claims["nonce"] = .string(nonce) }
-        let header = JSONValue.object(["typ": "dpop+jwt", "alg": .string(algorithm.rawValue), "jwk": jwk])
-        let signingInput = Base64URL.encode(header.serialized()) + "." + Base64URL.encode(JSONValue.object(claims).serialized())
+        let header: [String: JSONValue] = ["typ": "dpop+jwt", "alg": .string(algorithm.rawValue), "jwk": jwk]
         do {
-            let signature = try key.sign(message: Array(signingInput.utf8), algorithm: algorithm)
-            return signingInput + "." + Base64URL.encode(signature)
+            return try key.compactJWS(header: header, claims: .object(claims), algorithm: algorithm)
         } catch {
             throw ClientAssertionError("the keyset's dpop_key cannot sign \(algorithm.rawValue): \(error.reason)")
         }

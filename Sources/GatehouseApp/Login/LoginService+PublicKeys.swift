@@ -1,6 +1,7 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
 internal import HTTPServer
+internal import JOSE
 
 extension LoginService {
     /// The keyset parameters whose public halves an app publishes, and what each is for.
@@ -26,17 +27,17 @@ extension LoginService {
             return JSend.withOpenCORS(.error(error.status, error.code.rawValue, reason))
         }
         guard let keyset else { return JSend.withOpenCORS(.error(404, "not_found", "the app has no keyset for \(providerID)")) }
-        var keys: [JSONValue] = []
+        var published: [JSONValue] = []
         for (parameter, use) in Self.publishedKeys {
-            guard let pem = keyset.parameters[parameter]?.stringValue, !pem.isEmpty, let key = publishedKeyCache.key(pem),
+            guard let pem = keyset.parameters[parameter]?.stringValue, let key = try? keys.key(pem, parameter: parameter),
                 var members = try? key.publicKey.jwkMembers(), use == "sig" || key.kind.isRSA
             else { continue }
             let keyID = keyset.parameters["key_id"]?.stringValue ?? ""
             members["kid"] = .string(use == "sig" && !keyID.isEmpty ? keyID : Base64URL.encode(Digest.sha256(JSONValue.object(members).serialized())))
             members["use"] = .string(use)
-            keys.append(.object(members))
+            published.append(.object(members))
         }
-        var response = HTTPResponse.json(JSONValue.object(["keys": .array(keys)]))
+        var response = HTTPResponse.json(JSONValue.object(["keys": .array(published)]))
         response.headers.set("Content-Type", "application/jwk-set+json")
         response.headers.set("Cache-Control", "public, max-age=300")
         return JSend.withOpenCORS(response)
@@ -44,15 +45,9 @@ extension LoginService {
 }
 
 extension PublicKey {
-    /// The members RFC 7638 hashes for a thumbprint (`kty` and the key itself), which a JWKS
-    /// entry or a DPoP proof's header carries.
-    func jwkMembers() throws(CryptoError) -> [String: JSONValue] {
-        switch try components() {
-        case .rsa(let modulus, let exponent):
-            ["kty": "RSA", "n": .string(Base64URL.encode(modulus)), "e": .string(Base64URL.encode(exponent))]
-        case .ec(let curve, let x, let y):
-            ["kty": "EC", "crv": .string(curve.rawValue), "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y))]
-        }
+    /// The key's RFC 7638 members as JSON, for a JWKS entry or a DPoP proof's header.
+    func jwkMembers() throws(JOSEError) -> [String: JSONValue] {
+        try JWK(publicKey: self).requiredMembers.mapValues(JSONValue.string)
     }
 }
 

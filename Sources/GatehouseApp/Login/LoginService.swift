@@ -11,12 +11,23 @@ struct LoginService: Sendable {
     let outbound: HTTPClient
     let verifier: IDTokenVerifier
     let apple: AppleSignIn
-    /// Signs `private_key_jwt` assertions, keeping each keyset's parsed key.
-    let assertions = ClientAssertionSigner()
+    /// The keysets' private keys, parsed once for every use: assertions, request objects, DPoP
+    /// proofs and the public halves `publicKeys` publishes.
+    let keys: PrivateKeyCache
+    /// Signs `private_key_jwt` assertions and request objects.
+    let assertions: ClientAssertionSigner
     /// Signs DPoP proofs with each keyset's `dpop_key`.
-    let dpop = DPoPSigner()
-    /// The keys `publicKeys` publishes, parsed once.
-    let publishedKeyCache = PEMKeyCache<PrivateKey> { try? PrivateKey(pem: $0) }
+    let dpop: DPoPSigner
+
+    init(context: GatewayContext, outbound: HTTPClient, verifier: IDTokenVerifier, apple: AppleSignIn) {
+        self.context = context
+        self.outbound = outbound
+        self.verifier = verifier
+        self.apple = apple
+        keys = PrivateKeyCache()
+        assertions = ClientAssertionSigner(keys: keys)
+        dpop = DPoPSigner(keys: keys)
+    }
 
     var callbackURL: String { context.configuration.publicURL + "/auth" }
 
