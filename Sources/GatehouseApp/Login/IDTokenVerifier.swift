@@ -89,8 +89,9 @@ struct IDTokenVerifier: Sendable {
         let token = try opened(token, openid: openid, keys: keys)
         var verifier = verifier
         let macs = Set(openid.algorithms.compactMap(MACAlgorithm.init(rawValue:)))
-        let isMACed = JWTVerifier.algorithmName(of: token).flatMap(MACAlgorithm.init(rawValue:)) != nil
-        guard let url = openid.jwksURI, !(isMACed && !macs.isEmpty) else {
+        // Only a definition that allows HMAC needs the header read ahead of the verification.
+        let isMACed = !macs.isEmpty && JWTVerifier.algorithmName(of: token).flatMap(MACAlgorithm.init(rawValue:)) != nil
+        guard let url = openid.jwksURI, !isMACed else {
             // Without a key set only the MAC path is open; it refuses any other alg by name.
             return try verifier.verifiedToken(token, secret: Array(keys.secret.utf8), algorithms: macs, nonce: nonce)
         }
