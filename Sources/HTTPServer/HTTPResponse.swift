@@ -35,22 +35,13 @@ public struct HTTPResponse: Sendable {
     }
 
     /// Gatehouse's own error shape, `{"error": code, "error_description": text}`.
+    /// Built as a `JSONValue`: refusals are what a flood of bad requests costs the server.
     public static func error(_ status: Int, _ code: String, _ description: String) -> HTTPResponse {
-        json(ErrorBody(error: code, errorDescription: description), status: status)
+        json(JSONValue.object(["error": .string(code), "error_description": .string(description)]), status: status)
     }
 
     /// An empty response, e.g. 204.
     public static func empty(_ status: Int) -> HTTPResponse {
         HTTPResponse(status: status)
-    }
-}
-
-private struct ErrorBody: Encodable {
-    let error: String
-    let errorDescription: String
-
-    enum CodingKeys: String, CodingKey {
-        case error
-        case errorDescription = "error_description"
     }
 }

@@ -87,6 +87,44 @@ struct EncodingTests {
         #expect(JSONValue.object(["n": -42, "m": 7, "big": .number(1e20)]).jsonText == #"{"big":1e+20,"m":7,"n":-42}"#)
     }
 
+    @Test("quoting and parsing find every special byte at every offset of a long run")
+    func jsonStridesAtEveryOffset() {
+        // The scans stride eight bytes at a time; a special byte must stop them wherever it falls.
+        let specials: [(String, String)] = [
+            ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#), ("<", #"\u003c"#), (">", #"\u003e"#),
+            ("&", #"\u0026"#), ("\u{2028}", #"\u2028"#), ("\u{E9}", "\u{E9}"), ("\u{7F}", "\u{7F}"),
+        ]
+        for length in [7, 8, 9, 16, 17, 31] {
+            for offset in 0..<length {
+                for (special, escaped) in specials {
+                    let plain = String(repeating: "a", count: length)
+                    let text = String(plain.prefix(offset)) + special + String(plain.dropFirst(offset + 1))
+                    let expected = String(plain.prefix(offset)) + escaped + String(plain.dropFirst(offset + 1))
+                    #expect(JSONString.quote(text) == "\"\(expected)\"", "\(length)/\(offset)")
+                    #expect(JSONValue.parse(Array(JSONString.quote(text).utf8)) == .string(text), "\(length)/\(offset)")
+                }
+                // A raw control character or a broken UTF-8 sequence inside a stride is refused.
+                var raw = Array("\"\(String(repeating: "b", count: length))\"".utf8)
+                raw[1 + offset] = 0x0A
+                #expect(JSONValue.parse(raw) == Optional<JSONValue>.none)
+                raw[1 + offset] = 0xC3
+                #expect(JSONValue.parse(raw) == Optional<JSONValue>.none)
+            }
+        }
+    }
+
+    @Test("objects are built whole: nested members stay apart and a duplicate name anywhere is refused")
+    func jsonObjects() {
+        let text = #"{"a":{"b":1,"c":{"d":[{"e":2},{"e":3}]}},"f":{},"g":[{}],"h":"i"}"#
+        let value = JSONValue.parse(Array(text.utf8))
+        #expect(value?.jsonText == text)
+        #expect(value?["a"]?["c"]?["d"] == [["e": 2], ["e": 3]])
+        for duplicate in [#"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":1}}"#, #"[{"x":1},{"y":2,"y":3}]"#, #"{"a":[{"b":1}],"c":2,"a":3}"#] {
+            #expect(JSONValue.parse(Array(duplicate.utf8)) == Optional<JSONValue>.none, "\(duplicate)")
+        }
+        #expect(JSONValue.parse(Array(#"{"a":1,"b":{"c":2,}"#.utf8)) == Optional<JSONValue>.none)
+    }
+
     @Test("calendar fields of an instant: epoch, a leap day, an offset, and the formats built on them")
     func civilTime() {
         #expect(CivilTime(milliseconds: 0).iso8601Milliseconds == "1970-01-01T00:00:00.000Z")

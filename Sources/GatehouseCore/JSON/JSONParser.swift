@@ -25,6 +25,8 @@ enum JSONParser {
     private struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// Members of the objects still open, innermost last.
+        var pending: [(String, JSONValue)] = []
 
         private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -49,24 +51,34 @@ enum JSONParser {
         private mutating func object(depth: Int) -> JSONValue? {
             guard depth <= JSONParser.maximumDepth else { return nil }
             index += 1
-            var members: [String: JSONValue] = [:]
             skipWhitespace()
             if current == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return .object([:])
             }
+            // Members wait on the shared stack until the object closes, so its dictionary is
+            // allocated once at its final size: growing it member by member rehashed every key
+            // at each resize.
+            if pending.capacity == 0 { pending.reserveCapacity(16) }
+            let first = pending.count
+            defer { pending.removeSubrange(first...) }
             while true {
                 skipWhitespace()
                 guard current == UInt8(ascii: "\""), let name = string() else { return nil }
                 skipWhitespace()
                 guard current == UInt8(ascii: ":") else { return nil }
                 index += 1
-                guard let member = value(depth: depth), members.updateValue(member, forKey: name) == nil else { return nil }
+                guard let member = value(depth: depth) else { return nil }
+                pending.append((name, member))
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
                 case UInt8(ascii: "}"):
                     index += 1
+                    var members = [String: JSONValue](minimumCapacity: pending.count - first)
+                    for (name, member) in pending[first...] {
+                        guard members.updateValue(member, forKey: name) == nil else { return nil }
+                    }
                     return .object(members)
                 default: return nil
                 }
@@ -109,7 +121,7 @@ enum JSONParser {
         mutating func string() -> String? {
             index += 1
             let start = index
-            var highBits: UInt8 = 0
+            var highBits = ByteScan.skipPlainString(bytes, from: &index)
             while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
                 guard byte >= 0x20 else { return nil }
                 highBits |= byte

@@ -18,6 +18,7 @@ public enum JSONString {
             while index < bytes.count {
                 // Copy the run of bytes that need no escape in one go: nearly all of them.
                 var end = index
+                ByteScan.skipQuotable(bytes, from: &end)
                 while end < bytes.count, !needsAttention(bytes[end]) { end += 1 }
                 if end > index {
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end]))

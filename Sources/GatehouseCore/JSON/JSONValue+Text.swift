@@ -42,13 +42,15 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            // Sorting the keys alone and looking each one up again measured cheaper than
-            // sorting (key, value) pairs, whose swaps retain and release both.
-            for (index, key) in members.keys.sorted().enumerated() {
+            // Sorting positions, not pairs (whose swaps retain and release both) or keys (each
+            // looked up again, hashing it): a position reads its member without hashing.
+            let order = members.indices.sorted { members.keys[$0] < members.keys[$1] }
+            for (index, position) in order.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
+                let (key, value) = members[position]
                 JSONString.append(key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]?.write(into: &out)
+                value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
