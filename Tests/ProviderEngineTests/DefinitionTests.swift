@@ -345,6 +345,20 @@ struct DefinitionTests {
         }
         #expect(catalog.definition("apple")?.carrier == nil)
         #expect(catalog.definition("emay")?.carrier?.request.body?.transforms.count == 2)
+        // Tenant issuers come from the keyset, through defaults that may name other defaults.
+        let tenants: [(String, [String: JSONValue], String)] = [
+            ("pingaic", ["domain": "openam-acme.forgeblocks.com"], "https://openam-acme.forgeblocks.com/am/oauth2/realms/root/realms/alpha"),
+            ("pingaic", ["domain": "id.acme.example", "realm": "bravo"], "https://id.acme.example/am/oauth2/realms/root/realms/bravo"),
+            ("sapias", ["tenant": "acme"], "https://acme.accounts.ondemand.com"),
+            ("janssen", ["domain": "login.acme.example"], "https://login.acme.example"),
+            ("duosso", ["sso_host": "sso-1a2b.sso.duosecurity.com", "client_id": "DIX"], "https://sso-1a2b.sso.duosecurity.com/oidc/DIX"),
+            ("sapias", ["tenant": "acme", "issuer": "https://login.acme.example"], "https://login.acme.example"),
+        ]
+        for (id, keyset, issuer) in tenants {
+            let definition = try #require(catalog.definition(id))
+            let openid = try #require(definition.openid)
+            #expect(openid.rendered(TemplateContext(keyset: keyset, parameters: definition.oauth2?.parameters ?? [:])).issuer == issuer, "\(id)")
+        }
     }
 
     @Test("the worked carrier example in docs/providers.md is a valid definition")
