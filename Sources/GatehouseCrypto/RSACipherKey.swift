@@ -24,6 +24,12 @@ public final class RSACipherKey: @unchecked Sendable {
         try self.init(owning: KeyImport.publicKey(pem: pem), isPrivate: false)
     }
 
+    /// A public key from its big-endian modulus and exponent (JWK `n` and `e`): a provider's
+    /// published encryption key, which JWE key transport wraps content keys for.
+    public convenience init(rsaModulus modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) {
+        try self.init(owning: KeyImport.rsaPublicKey(modulus: modulus, exponent: exponent), isPrivate: false)
+    }
+
     private init(owning key: OpaquePointer, isPrivate: Bool) throws(CryptoError) {
         guard EVP_PKEY_is_a(key, "RSA") == 1 else {
             EVP_PKEY_free(key)

@@ -21,6 +21,13 @@ public enum JWE {
         case a192GCM = "A192GCM"
         case a256GCM = "A256GCM"
 
+        var isGCM: Bool {
+            switch self {
+            case .a128GCM, .a192GCM, .a256GCM: true
+            default: false
+            }
+        }
+
         /// The content key's length in bytes: both halves for the CBC-HMAC pairs.
         var keyLength: Int {
             switch self {
@@ -69,6 +76,37 @@ public enum JWE {
         return (header, plaintext)
     }
 
+    /// `plaintext` encrypted to `key` (a provider's published RSA key) as a compact JWE whose
+    /// header names `keyID` and, for a nested token, `contentType` (`JWT`).
+    public static func encrypt(
+        _ plaintext: [UInt8], to key: RSACipherKey, keyID: String?, alg: KeyAlgorithm, enc: ContentAlgorithm, contentType: String? = nil
+    ) throws(JOSEError) -> String {
+        guard key.bits >= 2048 else { throw .invalidKey("RSA-OAEP needs a key of 2048 bits or more") }
+        var header: [String: JSONValue] = ["alg": .string(alg.rawValue), "enc": .string(enc.rawValue)]
+        if let keyID { header["kid"] = .string(keyID) }
+        if let contentType { header["cty"] = .string(contentType) }
+        let protected = Base64URL.encode(JSONValue.object(header).serialized())
+        let aad = Array(protected.utf8)
+        let sealed: (wrapped: [UInt8], iv: [UInt8], ciphertext: [UInt8], tag: [UInt8])
+        do {
+            let contentKey = try SecureRandom.bytes(enc.keyLength)
+            let iv = try SecureRandom.bytes(enc.isGCM ? 12 : 16)
+            let wrapped = try key.encrypt(contentKey, padding: alg == .rsaOAEP256 ? .oaepSHA256 : .oaepSHA1)
+            if enc.isGCM {
+                let (ciphertext, tag) = try AESGCM.seal(plaintext, key: contentKey, nonce: iv, aad: aad)
+                sealed = (wrapped, iv, ciphertext, tag)
+            } else {
+                let half = contentKey.count / 2
+                let ciphertext = try BlockCipher.encrypt(plaintext, algorithm: .aes, mode: .cbc, key: Array(contentKey[half...]), iv: iv)
+                sealed = (wrapped, iv, ciphertext, cbcTag(enc, macKey: Array(contentKey[..<half]), aad: aad, iv: iv, ciphertext: ciphertext))
+            }
+        } catch {
+            throw .invalidKey("the content could not be encrypted to the provider's key", underlying: error)
+        }
+        return [protected, Base64URL.encode(sealed.wrapped), Base64URL.encode(sealed.iv), Base64URL.encode(sealed.ciphertext),
+            Base64URL.encode(sealed.tag)].joined(separator: ".")
+    }
+
     /// The protected header, with its `alg` and `enc` among those supported; `zip` is refused
     /// (a small token must not inflate into a large one), as is `crit`.
     private static func header(_ bytes: [UInt8]) throws(JOSEError) -> (JSONValue, KeyAlgorithm, ContentAlgorithm) {
@@ -94,17 +132,23 @@ public enum JWE {
             return try? AESGCM.open(ciphertext, key: key, nonce: iv, aad: aad, tag: tag)
         case .a128CBCHS256, .a192CBCHS384, .a256CBCHS512:
             let half = key.count / 2
-            let macKey = Array(key[..<half])
-            let bits = UInt64(aad.count) * 8
-            let lengthBlock = (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
-            let message = aad + iv + ciphertext + lengthBlock
-            let mac = switch enc {
-            case .a192CBCHS384: MACAlgorithm.hs384.code(key: macKey, message: message)
-            case .a256CBCHS512: MACAlgorithm.hs512.code(key: macKey, message: message)
-            default: MACAlgorithm.hs256.code(key: macKey, message: message)
-            }
-            guard iv.count == 16, ConstantTime.equals(Array(mac[..<half]), tag) else { return nil }
+            let expected = cbcTag(enc, macKey: Array(key[..<half]), aad: aad, iv: iv, ciphertext: ciphertext)
+            guard iv.count == 16, ConstantTime.equals(expected, tag) else { return nil }
             return try? BlockCipher.decrypt(ciphertext, algorithm: .aes, mode: .cbc, key: Array(key[half...]), iv: iv)
         }
+    }
+
+    /// RFC 7518 §5.2.2.1: the HMAC of the AAD, IV, ciphertext and the AAD's length in bits,
+    /// cut to the MAC key's length.
+    private static func cbcTag(_ enc: ContentAlgorithm, macKey: [UInt8], aad: [UInt8], iv: [UInt8], ciphertext: [UInt8]) -> [UInt8] {
+        let bits = UInt64(aad.count) * 8
+        let lengthBlock = (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
+        let message = aad + iv + ciphertext + lengthBlock
+        let mac = switch enc {
+        case .a192CBCHS384: MACAlgorithm.hs384.code(key: macKey, message: message)
+        case .a256CBCHS512: MACAlgorithm.hs512.code(key: macKey, message: message)
+        default: MACAlgorithm.hs256.code(key: macKey, message: message)
+        }
+        return Array(mac[..<macKey.count])
     }
 }

@@ -103,6 +103,19 @@ public struct JWK: Codable, Sendable, Hashable {
         }
     }
 
+    /// The RSA key a JWE's content key is wrapped for, from an `enc` JWK. Throws `invalidKey`
+    /// for anything but a usable RSA key of 2048 bits or more.
+    public func encryptionKey() throws(JOSEError) -> RSACipherKey {
+        guard kty == .rsa else { throw .invalidKey("only RSA keys take wrapped content keys here") }
+        do {
+            return try RSACipherKey(rsaModulus: member(n, "n"), exponent: member(e, "e"))
+        } catch let error as JOSEError {
+            throw error
+        } catch {
+            throw .invalidKey("the JWK does not describe a usable key", underlying: error)
+        }
+    }
+
     private func member(_ value: String?, _ name: String) throws(JOSEError) -> [UInt8] {
         guard let value else { throw .invalidKey("the \(kty.rawValue) JWK has no \(name)") }
         guard let bytes = Base64URL.decode(value) else { throw .invalidKey("the JWK's \(name) is not canonical base64url") }

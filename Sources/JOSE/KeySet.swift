@@ -28,24 +28,41 @@ public struct KeySet: Sendable {
         }
     }
 
-    /// The usable keys.
+    /// A key the provider publishes for content encrypted to it (`"use": "enc"`), such as the
+    /// request objects some providers take only encrypted.
+    public struct EncryptionKey: Sendable {
+        /// The JWK `kid`, if any, which the JWE header names.
+        public let kid: String?
+        /// The JWK `alg` restriction (`RSA-OAEP-256`), if any.
+        public let algorithm: String?
+        public let key: RSACipherKey
+    }
+
+    /// The usable signature keys.
     public let keys: [Key]
-    /// How many JWKs were left out: unknown types, encryption keys, unusable material.
+    /// The usable encryption keys, which never verify anything.
+    public let encryptionKeys: [EncryptionKey]
+    /// How many JWKs were left out of `keys`: unknown types, encryption keys, unusable material.
     public let skippedCount: Int
 
     /// A set of ready keys.
     public init(_ keys: [Key]) {
         self.keys = keys
+        self.encryptionKeys = []
         self.skippedCount = 0
     }
 
     /// Builds every signature key in `set`, leaving out those that cannot be used.
     public init(_ set: JWKSet) {
         var keys: [Key] = []
+        var encryptionKeys: [EncryptionKey] = []
         var skipped = set.skippedCount
         for jwk in set.keys {
-            // Encryption keys are not even built: they must never verify anything.
+            // Encryption keys are built only as such: they must never verify anything.
             guard jwk.use == nil || jwk.use == "sig" else {
+                if jwk.use == "enc", let key = try? jwk.encryptionKey() {
+                    encryptionKeys.append(EncryptionKey(kid: jwk.kid, algorithm: jwk.alg, key: key))
+                }
                 skipped += 1
                 continue
             }
@@ -65,6 +82,7 @@ public struct KeySet: Sendable {
             keys.append(Key(kid: jwk.kid, algorithm: algorithm, publicKey: publicKey))
         }
         self.keys = keys
+        self.encryptionKeys = encryptionKeys
         self.skippedCount = skipped
     }
 

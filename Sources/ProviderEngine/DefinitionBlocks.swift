@@ -186,14 +186,37 @@ public struct RequestObjectRule: Sendable, Hashable {
     /// Claims added to the authorize parameters, JSON as written (string values are templates):
     /// where a provider wants a boolean or a number, which the query cannot carry.
     public var claims: [String: JSONValue]
+    /// Set for a provider that takes its request objects only encrypted to the key it publishes
+    /// (RFC 9101 §6.1): the signed object becomes the content of a JWE.
+    public var encryption: RequestObjectEncryption?
 
     public static let defaultQuery = ["client_id", "response_type", "scope"]
 
-    public init(algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: [String: JSONValue] = [:]) {
+    public init(
+        algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: [String: JSONValue] = [:],
+        encryption: RequestObjectEncryption? = nil
+    ) {
         self.algorithm = algorithm
         self.audience = audience
         self.query = query
         self.claims = claims
+        self.encryption = encryption
+    }
+}
+
+/// `request_object.encryption`: the JOSE names of the key transport and the content encryption.
+public struct RequestObjectEncryption: Sendable, Hashable {
+    /// `RSA-OAEP-256` (the default) or `RSA-OAEP`.
+    public var keyAlgorithm: String
+    /// `A128CBC-HS256`, `A192CBC-HS384`, `A256CBC-HS512`, `A128GCM`, `A192GCM` or `A256GCM` (the default).
+    public var contentAlgorithm: String
+
+    public static let keyAlgorithms = ["RSA-OAEP", "RSA-OAEP-256"]
+    public static let contentAlgorithms = ["A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512", "A128GCM", "A192GCM", "A256GCM"]
+
+    public init(keyAlgorithm: String = "RSA-OAEP-256", contentAlgorithm: String = "A256GCM") {
+        self.keyAlgorithm = keyAlgorithm
+        self.contentAlgorithm = contentAlgorithm
     }
 }
 

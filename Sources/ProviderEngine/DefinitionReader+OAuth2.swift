@@ -72,11 +72,11 @@ extension DefinitionReader {
     }
 
     /// `request_object`: `true` for the defaults, or an object with `algorithm`, `audience`,
-    /// `query` and `claims`.
+    /// `query`, `claims` and `encryption`.
     mutating func requestObject(_ value: JSONValue, parameters: [String: Parameter]) -> RequestObjectRule? {
         let path = "/oauth2/request_object"
         if value == .bool(true) { return requestObject(.object([:]), parameters: parameters) }
-        guard let members = object(value, at: path, keys: ["algorithm", "audience", "query", "claims"]) else { return nil }
+        guard let members = object(value, at: path, keys: ["algorithm", "audience", "query", "claims", "encryption"]) else { return nil }
         var rule = RequestObjectRule()
         rule.algorithm = optionalString(members["algorithm"], at: path + "/algorithm")
         if let algorithm = rule.algorithm, !(Self.keyAlgorithms + Self.secretAlgorithms).contains(algorithm) {
@@ -93,12 +93,32 @@ extension DefinitionReader {
             }
             rule.claims = object
         }
+        if let encryption = members["encryption"] { rule.encryption = requestObjectEncryption(encryption, at: path + "/encryption") }
         let texts = [rule.audience ?? ""] + rule.claims.sorted { $0.key < $1.key }.compactMap(\.value.stringValue)
         for reference in texts.map(Template.references(in:)) {
             for name in reference.keyset.sorted() where parameters[name] == nil { defect(path, "{\(name)} is not a declared parameter") }
             if !reference.flow.isEmpty { defect(path, "flow values ({{…}}) belong in the authorize query, which the request object carries") }
         }
         return rule
+    }
+
+    /// `encryption`: `true` for RSA-OAEP-256 and A256GCM, or an object naming `alg` and `enc`.
+    private mutating func requestObjectEncryption(_ value: JSONValue, at path: String) -> RequestObjectEncryption? {
+        if value == .bool(true) { return RequestObjectEncryption() }
+        guard let members = object(value, at: path, keys: ["alg", "enc"]) else { return nil }
+        var encryption = RequestObjectEncryption()
+        for (name, allowed, keyPath) in [
+            ("alg", RequestObjectEncryption.keyAlgorithms, \RequestObjectEncryption.keyAlgorithm),
+            ("enc", RequestObjectEncryption.contentAlgorithms, \RequestObjectEncryption.contentAlgorithm),
+        ] {
+            guard let text = optionalString(members[name], at: path + "/" + name) else { continue }
+            if allowed.contains(text) {
+                encryption[keyPath: keyPath] = text
+            } else {
+                defect(path + "/" + name, "must be one of " + allowed.joined(separator: ", "))
+            }
+        }
+        return encryption
     }
 
     static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]

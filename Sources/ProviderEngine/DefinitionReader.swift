@@ -79,6 +79,9 @@ public struct DefinitionReader {
         if let rule = oauth2?.requestObject, rule.audience == nil, openid == nil {
             defect("/oauth2/request_object/audience", "required without an openid block, whose issuer is the default")
         }
+        if oauth2?.requestObject?.encryption != nil, openid?.jwksURI == nil {
+            defect("/oauth2/request_object/encryption", "the provider's encryption key comes from the openid block's jwks_uri: declare it")
+        }
         let carrier = object["native"].flatMap { nativeBlock($0, hasBase: base != nil) }
         if carrier != nil, oauth2 != nil || oauth1 != nil {
             defect("/native/kind", "a carrier provider has no oauth1 or oauth2 block")

@@ -83,24 +83,66 @@ def compact_jws(header, claims, key, ensure_ascii=True):
 # --- HTTP ---------------------------------------------------------------------------------
 
 
+def mgf1(seed, length, digest=hashlib.sha256):
+    """RFC 8017 B.2.1."""
+    out = b""
+    for counter in range((length + digest().digest_size - 1) // digest().digest_size):
+        out += digest(seed + counter.to_bytes(4, "big")).digest()
+    return out[:length]
+
+
 def rsa_oaep256_encrypt(message, n, e):
     """RFC 8017 7.1.1 RSAES-OAEP-ENCRYPT with SHA-256 and MGF1-SHA-256, empty label."""
     k = (n.bit_length() + 7) // 8
     h_len = 32
     if len(message) > k - 2 * h_len - 2:
         raise ValueError("message too long")
-
-    def mgf1(seed, length):
-        out = b""
-        for counter in range((length + h_len - 1) // h_len):
-            out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
-        return out[:length]
-
     block = hashlib.sha256(b"").digest() + b"\x00" * (k - len(message) - 2 * h_len - 2) + b"\x01" + message
     seed = os.urandom(h_len)
     masked_block = bytes(a ^ b for a, b in zip(block, mgf1(seed, k - h_len - 1)))
     masked_seed = bytes(a ^ b for a, b in zip(seed, mgf1(masked_block, h_len)))
     return pow(int.from_bytes(b"\x00" + masked_seed + masked_block, "big"), e, n).to_bytes(k, "big")
+
+
+def rsa_oaep_decrypt(ciphertext, key, digest):
+    """RFC 8017 7.1.2 RSAES-OAEP-DECRYPT with `digest` for the hash and MGF1, empty label;
+    raises ValueError on any decoding error."""
+    h_len, k = digest().digest_size, key.size
+    if len(ciphertext) != k:
+        raise ValueError("wrong ciphertext length")
+    encoded = pow(int.from_bytes(ciphertext, "big"), key.d, key.n).to_bytes(k, "big")
+    masked_seed, masked_block = encoded[1:1 + h_len], encoded[1 + h_len:]
+    seed = bytes(a ^ b for a, b in zip(masked_seed, mgf1(masked_block, h_len, digest)))
+    block = bytes(a ^ b for a, b in zip(masked_block, mgf1(seed, k - h_len - 1, digest)))
+    rest = block[h_len:].lstrip(b"\x00")
+    if encoded[0] != 0 or block[:h_len] != digest(b"").digest() or rest[:1] != b"\x01":
+        raise ValueError("decryption error")
+    return rest[1:]
+
+
+def open_compact_jwe(token, key):
+    """The (header, plaintext) of a compact JWE to `key`: RSA-OAEP or RSA-OAEP-256 key
+    transport, A128CBC-HS256 or A256CBC-HS512 content (AES-CBC from the openssl command line;
+    the standard library has no AES-GCM, so the GCM encodings are refused). Raises ValueError."""
+    parts = token.split(".")
+    if len(parts) != 5:
+        raise ValueError("a compact JWE has five parts")
+    header = json.loads(client_unb64(parts[0]))
+    digests = {"RSA-OAEP": hashlib.sha1, "RSA-OAEP-256": hashlib.sha256}
+    contents = {"A128CBC-HS256": ("aes-128-cbc", hashlib.sha256), "A256CBC-HS512": ("aes-256-cbc", hashlib.sha512)}
+    if not isinstance(header, dict) or header.get("alg") not in digests or header.get("enc") not in contents:
+        raise ValueError("unsupported JWE algorithms")
+    cipher, mac_digest = contents[header["enc"]]
+    content_key = rsa_oaep_decrypt(client_unb64(parts[1]), key, digests[header["alg"]])
+    half = len(content_key) // 2
+    iv, ciphertext, tag = client_unb64(parts[2]), client_unb64(parts[3]), client_unb64(parts[4])
+    aad = parts[0].encode("ascii")
+    mac = hmac.new(content_key[:half], aad + iv + ciphertext + (len(aad) * 8).to_bytes(8, "big"), mac_digest).digest()[:half]
+    if half not in (16, 32) or len(iv) != 16 or not hmac.compare_digest(mac, tag):
+        raise ValueError("the JWE does not authenticate")
+    plaintext = subprocess.run(["openssl", "enc", "-d", "-" + cipher, "-K", content_key[half:].hex(), "-iv", iv.hex()],
+                               input=ciphertext, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
+    return header, plaintext
 
 
 def compact_jwe(plaintext, n, e, kid=None):

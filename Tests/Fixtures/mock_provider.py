@@ -22,6 +22,7 @@ import json
 import os
 import re
 import secrets
+import subprocess
 import sys
 import threading
 import time
@@ -31,8 +32,8 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from mock_common import (  # noqa: E402
     NO_STORE, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, append_query, b64url,
-    client_b64, client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, parse_arguments,
-    serve,
+    client_b64, client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, open_compact_jwe,
+    parse_arguments, serve,
 )
 
 # --- Registered clients (test constants) -------------------------------------------------
@@ -74,6 +75,8 @@ RSA_KEY = RsaKey("mock-rsa-1", (
 ))
 
 PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+# The kid of the encryption key the JWKS publishes with /_config?request_encryption=.
+ENCRYPTION_KID = "mock-enc-1"
 
 
 # --- Encoding helpers -------------------------------------------------------------------
@@ -433,8 +436,21 @@ class ProviderHandler(MockHandler):
         by its secret, as Duo takes them, or RS256 with the key registered by
         /_config?client_key_n=): iss and client_id the client named outside, aud this issuer,
         at most five minutes to live. Parameters outside it are ignored, as section 5 says.
+        With /_config?request_encryption=<alg>, the object must come encrypted (RFC 9101 section
+        6.1) to the encryption key the JWKS then publishes.
         Returns the parameters, or why the object was refused."""
-        parts = params["request"].split(".")
+        request = params["request"]
+        with self.state.lock:
+            encryption = self.state.config.get("request_encryption")
+        if encryption:
+            try:
+                header, plaintext = open_compact_jwe(request, RSA_KEY)
+                request = plaintext.decode("ascii")
+            except (ValueError, UnicodeDecodeError, subprocess.CalledProcessError):
+                return "The request object must be encrypted to this provider's key"
+            if header.get("alg") != encryption or header.get("kid") != ENCRYPTION_KID or header.get("cty") != "JWT":
+                return "The request object's encryption header is not the registered one"
+        parts = request.split(".")
         try:
             header = json.loads(client_unb64(parts[0]))
             claims = json.loads(client_unb64(parts[1]))
@@ -938,7 +954,14 @@ class ProviderHandler(MockHandler):
 
     def handle_jwks(self):
         self.state.count("jwks")
-        return self.send_json(200, {"keys": [RSA_KEY.jwk()]}, [("Cache-Control", "public, max-age=3600")])
+        keys = [RSA_KEY.jwk()]
+        with self.state.lock:
+            encryption = self.state.config.get("request_encryption")
+        if encryption:
+            # The signing key's modulus serves as the encryption key too: a mock's shortcut, which
+            # a real provider would not take.
+            keys.append(dict(RSA_KEY.jwk(), kid=ENCRYPTION_KID, use="enc", alg=encryption))
+        return self.send_json(200, {"keys": keys}, [("Cache-Control", "public, max-age=3600")])
 
     # -- OAuth 1.0a --
 
@@ -1174,6 +1197,10 @@ class ProviderHandler(MockHandler):
             updates["encrypt_to"] = params["encrypt_to"]
             with self.state.lock:
                 self.state.client_keys = {}
+        if "request_encryption" in params:
+            if params["request_encryption"] not in ("", "RSA-OAEP", "RSA-OAEP-256"):
+                return self.send_json(400, {"error": "request_encryption must be RSA-OAEP, RSA-OAEP-256 or empty"})
+            updates["request_encryption"] = params["request_encryption"]
         if "rotate_refresh_tokens" in params:
             if params["rotate_refresh_tokens"] not in ("true", "false"):
                 return self.send_json(400, {"error": "rotate_refresh_tokens must be true or false"})
@@ -1492,6 +1519,18 @@ class SelfTest(SelfTestBase):
             refused = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(dict(outside, request=token)))
             self.check("request object refused: " + name, refused.status == 400 and "invalid_request_object" in refused.text,
                        refused.text)
+        # Encrypted to the key the JWKS publishes once request_encryption is configured.
+        http("GET", base + "/_config?request_encryption=RSA-OAEP-256")
+        published = [key for key in http("GET", base + "/oauth2/jwks").json()["keys"] if key.get("use") == "enc"]
+        self.check("request encryption: the JWKS publishes an enc key", len(published) == 1 and published[0]["kid"] == ENCRYPTION_KID
+                   and published[0]["alg"] == "RSA-OAEP-256", published)
+        sealed = compact_jwe(request_object(claims).encode("ascii"), RSA_KEY.n, RSA_E, kid=ENCRYPTION_KID)
+        opened = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(dict(outside, request=sealed)))
+        self.check("request encryption: an encrypted object is opened and accepted", opened.status == 302, opened.text)
+        for name, token in [("plain", request_object(claims)), ("damaged", sealed[:-2] + ("AA" if not sealed.endswith("AA") else "BA"))]:
+            refused = http("GET", base + "/oauth2/authorize?" + urllib.parse.urlencode(dict(outside, request=token)))
+            self.check("request encryption: refused " + name, refused.status == 400 and "encrypted" in refused.text, refused.text)
+        http("GET", base + "/_config?request_encryption=")
 
         # id_tokens MACed with the client secret (OpenID Connect Core 10.1).
         http("GET", base + "/_config?id_token_alg=HS256")

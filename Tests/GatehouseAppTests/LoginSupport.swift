@@ -154,6 +154,13 @@ struct LoginBench {
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": "", "user": ""}}}},
                  "openid": {"issuer": "\(mock)", "algorithms": ["HS512"]}}
                 """,
+            "mockjarenc": """
+                {"name": "Mock taking its request objects only encrypted to its published key", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token",
+                            "request_object": {"algorithm": "HS256", "encryption": {"alg": "RSA-OAEP-256", "enc": "A128CBC-HS256"}},
+                            "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": ""}}}},
+                 "openid": {"issuer": "\(mock)", "jwks_uri": "\(mock)/oauth2/jwks"}}
+                """,
             "mockjarpar": """
                 {"name": "Mock signed request objects, pushed", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "par": "/oauth2/par", "pkce": true,
@@ -200,7 +207,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs", "mockjar"] {
+        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs", "mockjar", "mockjarenc"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

@@ -54,6 +54,34 @@ struct RequestObjectTests {
         try await bench.stop()
     }
 
+    @Test("encrypted to the provider's published key: the browser sees a JWE the provider opens; without such a key the login stops")
+    func encrypted() async throws {
+        let bench = try await LoginBench.start()
+        let opts = #"{"state":"e","state_type":"client","scope":"openid"}"#
+        // Before the provider publishes an encryption key, the object cannot be sealed for it.
+        let missing = try LoginBench.message(try await bench.get(bench.startURL("mockjarenc", opts: opts)))
+        #expect(missing["message"] == "Error during the 'request_object' step (the provider's key set has no RSA encryption key for RSA-OAEP-256)",
+            "\(missing)")
+
+        // A fresh gateway, so its key set cache starts after the mock publishes the key.
+        try await bench.stop()
+        let fresh = try await LoginBench.start()
+        try await fresh.mock.requireRequestEncryption("RSA-OAEP-256")
+        let start = try await fresh.get(fresh.startURL("mockjarenc", opts: opts))
+        let location = try #require(start.header("location"), "\(String(decoding: start.body, as: UTF8.self))")
+        let query = try #require(location.split(separator: "?", maxSplits: 1).last.map(String.init))
+        let fields = FormField.parse(query) ?? []
+        let request = try #require(fields.first { $0.name == "request" }?.value)
+        let parts = request.split(separator: ".").map(String.init)
+        #expect(parts.count == 5, "a compact JWE, not the signed object itself")
+        let header = try #require(Base64URL.decode(parts[0]).flatMap(JSONValue.parse))
+        #expect(header == ["alg": "RSA-OAEP-256", "enc": "A128CBC-HS256", "kid": "mock-enc-1", "cty": "JWT"])
+        #expect(!location.contains("redirect_uri=") && !location.contains("state="), "only the JWE carries them")
+        let message = try LoginBench.message(try await fresh.login("mockjarenc", opts: opts))
+        #expect(message["status"] == "success" && message["data"]?["id_token"] != nil, "\(message)")
+        try await fresh.stop()
+    }
+
     @Test("RS256 with the app's key, pushed: the object goes to the PAR endpoint and the browser carries a reference")
     func signedAndPushed() async throws {
         let bench = try await LoginBench.start()

@@ -62,6 +62,12 @@ public final class MockProvider: FixtureServer, @unchecked Sendable {
         _ = try await child.control("GET /_config?encrypt_to=\(MockApple.queryEncoded(url))")
     }
 
+    /// `GET /_config?request_encryption=...`: the JWKS publishes an `enc` key for `algorithm`
+    /// (RSA-OAEP or RSA-OAEP-256) and request objects must come encrypted to it; "" turns it off.
+    public func requireRequestEncryption(_ algorithm: String) async throws {
+        _ = try await child.control("GET /_config?request_encryption=\(algorithm)")
+    }
+
     /// `GET /_config?client_key_n=...`: the RSA public key (its modulus in hex, exponent 65537)
     /// that `clientID`'s `private_key_jwt` assertions must be signed with.
     public func setClientKey(modulusHex: String) async throws {

@@ -103,6 +103,43 @@ struct JWETests {
         #expect(throws: JOSEError.invalidKey("")) { try JWE.decrypt(token, key: publicHalf) }
     }
 
+    @Test("JWEs made for a published key open with its private half in every algorithm pair; openssl unwraps and decrypts one")
+    func encryptToPublishedKey() throws {
+        let openssl = try OpenSSLTool()
+        let pem = try openssl.makeRSAKey("provider.pem")
+        try openssl.run(["pkey", "-in", "provider.pem", "-pubout", "-out", "public.pem"])
+        let published = try RSACipherKey(publicPEM: try openssl.readText("public.pem"))
+        let privateHalf = try RSACipherKey(privatePEM: pem)
+        let inner = Array("eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJjbGllbnQifQ.c2lnbmF0dXJl".utf8)
+        for alg in JWE.KeyAlgorithm.allCases {
+            for enc in JWE.ContentAlgorithm.allCases {
+                let token = try JWE.encrypt(inner, to: published, keyID: "enc-1", alg: alg, enc: enc, contentType: "JWT")
+                let opened = try JWE.decrypt(token, key: privateHalf)
+                #expect(opened.plaintext == inner, "\(alg) \(enc)")
+                #expect(opened.header == ["alg": .string(alg.rawValue), "enc": .string(enc.rawValue), "kid": "enc-1", "cty": "JWT"])
+                // Fresh content key and IV each time.
+                #expect(try JWE.encrypt(inner, to: published, keyID: nil, alg: alg, enc: enc) != token)
+            }
+        }
+        // Independently of JWE.decrypt: openssl unwraps the content key and decrypts the content.
+        let token = try JWE.encrypt(inner, to: published, keyID: nil, alg: .rsaOAEP256, enc: .a128CBCHS256)
+        let parts = try token.split(separator: ".").map { try #require(Base64URL.decode(String($0))) }
+        try openssl.write("ek.bin", parts[1])
+        try openssl.run([
+            "pkeyutl", "-decrypt", "-inkey", "provider.pem", "-in", "ek.bin", "-out", "cek.bin",
+            "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256",
+        ])
+        let contentKey = try openssl.read("cek.bin")
+        #expect(contentKey.count == 32)
+        try openssl.write("c.bin", parts[3])
+        try openssl.run(["enc", "-d", "-aes-128-cbc", "-K", Self.hexString(Array(contentKey[16...])), "-iv", Self.hexString(parts[2]),
+            "-in", "c.bin", "-out", "p.bin"])
+        #expect(try openssl.read("p.bin") == inner)
+        _ = try openssl.makeRSAKey("small.pem", bits: 1024)
+        let small = try RSACipherKey(publicPEM: try openssl.run(["pkey", "-pubout", "-in", "small.pem"]))
+        #expect(throws: JOSEError.invalidKey("")) { try JWE.encrypt(inner, to: small, keyID: nil, alg: .rsaOAEP, enc: .a256GCM) }
+    }
+
     @Test("A256GCM content opens with AES-GCM; the GCM specification's test case 16 (AES-256, with additional data) holds")
     func gcm() throws {
         let key = Self.hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")

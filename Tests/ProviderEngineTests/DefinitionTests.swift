@@ -223,6 +223,17 @@ struct DefinitionTests {
             "/oauth2/request_object: flow values ({{…}}) belong in the authorize query, which the request object carries",
             "/oauth2/request_object: {tenant} is not a declared parameter",
         ])
+        let sealed = try read(base + #""request_object":{"encryption":true}},"# + openid + "}").get()
+        #expect(sealed.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: "RSA-OAEP-256", contentAlgorithm: "A256GCM"))
+        let chosen = try read(base + #""request_object":{"encryption":{"alg":"RSA-OAEP","enc":"A128CBC-HS256"}}},"# + openid + "}").get()
+        #expect(chosen.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: "RSA-OAEP", contentAlgorithm: "A128CBC-HS256"))
+        #expect(defects(base + #""request_object":{"encryption":{"alg":"RSA1_5","enc":"A128KW","zip":"DEF"}}},"# + openid + "}") == [
+            "/oauth2/request_object/encryption/zip: unknown key",
+            "/oauth2/request_object/encryption/alg: must be one of RSA-OAEP, RSA-OAEP-256",
+            "/oauth2/request_object/encryption/enc: must be one of A128CBC-HS256, A192CBC-HS384, A256CBC-HS512, A128GCM, A192GCM, A256GCM",
+        ])
+        #expect(defects(base + #""request_object":{"audience":"https://x","encryption":true}}}"#)
+            == ["/oauth2/request_object/encryption: the provider's encryption key comes from the openid block's jwks_uri: declare it"])
         #expect(defects(base + #""request_object":{"algorithm":"none","claims":[]}},"# + openid + "}") == [
             "/oauth2/request_object/algorithm: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, HS256, HS384, HS512",
             "/oauth2/request_object/claims: must be an object",

@@ -1,5 +1,6 @@
 internal import GatehouseCore
 internal import GatehouseCrypto
+internal import JOSE
 internal import ProviderEngine
 
 extension LoginService {
@@ -9,9 +10,10 @@ extension LoginService {
     /// RFC 9101: the parameters of `authorizeURL` become the claims of a signed request object,
     /// which the URL then carries as `request`, beside only the parameters the rule keeps in the
     /// clear (OpenID Connect Core §6.1 wants `client_id`, `response_type` and `scope` there too).
+    /// With `encryption`, the signed object travels inside a JWE to the provider's published key.
     func requestObjectURL(
         _ authorizeURL: String, rule: RequestObjectRule, openid: OpenIDDefinition?, templates: TemplateContext
-    ) throws(ClientAssertionError) -> String {
+    ) async throws(ClientAssertionError) -> String {
         let (base, query) = Self.splitQuery(authorizeURL)
         let fields = FormField.parse(query) ?? []
         var claims: [String: JSONValue] = [:]
@@ -26,9 +28,35 @@ extension LoginService {
         claims["nbf"] = .number(Double(now))
         claims["exp"] = .number(Double(now + Self.requestObjectLifetime))
         let withSecret = rule.algorithm.map(OpenIDDefinition.macAlgorithms.contains) ?? false
-        let token = try assertions.signed(.object(claims), type: "oauth-authz-req+jwt", algorithm: rule.algorithm, withSecret: withSecret, templates)
+        var token = try assertions.signed(.object(claims), type: "oauth-authz-req+jwt", algorithm: rule.algorithm, withSecret: withSecret, templates)
+        if let encryption = rule.encryption, let jwksURI = openid?.rendered(templates).jwksURI {
+            token = try await encryptedRequestObject(token, encryption: encryption, jwksURI: jwksURI)
+        }
         let kept = fields.filter { rule.query.contains($0.name) } + [FormField(name: "request", value: token)]
         return base + "?" + kept.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+    }
+
+    /// `token` as the content of a JWE to the provider's encryption key: the first `enc` key in
+    /// its key set that allows the rule's algorithm.
+    private func encryptedRequestObject(
+        _ token: String, encryption: RequestObjectEncryption, jwksURI: String
+    ) async throws(ClientAssertionError) -> String {
+        guard let alg = JWE.KeyAlgorithm(rawValue: encryption.keyAlgorithm), let enc = JWE.ContentAlgorithm(rawValue: encryption.contentAlgorithm)
+        else { throw ClientAssertionError("unsupported request object encryption") }
+        let keys: KeySet
+        do throws(JOSEError) {
+            keys = try await verifier.cache.keys(for: jwksURI, kid: nil)
+        } catch {
+            throw ClientAssertionError("the provider's key set is unavailable: \(error.reason)")
+        }
+        guard let key = keys.encryptionKeys.first(where: { $0.algorithm == nil || $0.algorithm == alg.rawValue }) else {
+            throw ClientAssertionError("the provider's key set has no RSA encryption key for \(alg.rawValue)")
+        }
+        do throws(JOSEError) {
+            return try JWE.encrypt(Array(token.utf8), to: key.key, keyID: key.kid, alg: alg, enc: enc, contentType: "JWT")
+        } catch {
+            throw ClientAssertionError(error.reason)
+        }
     }
 
     /// A URL cut at its `?`: what comes before, and the query (empty if none).

@@ -133,9 +133,9 @@ struct LoginService: Sendable {
             var authorizeURL = EndpointRequest.browserURL(oauth2.authorize, context: templates, extraQuery: extra)
             if let rule = oauth2.requestObject {
                 do throws(ClientAssertionError) {
-                    authorizeURL = try requestObjectURL(authorizeURL, rule: rule, openid: definition.openid, templates: templates)
+                    authorizeURL = try await requestObjectURL(authorizeURL, rule: rule, openid: definition.openid, templates: templates)
                 } catch {
-                    context.logger.warning("Request object not signed", ["provider.id": providerID, "error": error.reason])
+                    context.logger.warning("Request object not built", ["provider.id": providerID, "error": error.reason])
                     return deliver("Error during the 'request_object' step (\(error.reason))")
                 }
             }
