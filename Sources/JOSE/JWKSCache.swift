@@ -85,16 +85,23 @@ public actor JWKSCache {
     /// caller is about to look for (nil if the token has none); a miss may trigger a refetch.
     /// The returned set may still lack `kid`: the verifier then reports an unknown key.
     public func keys(for url: String, kid: String?) async throws(JOSEError) -> KeySet {
+        try await keys(for: url, holding: { keys in kid.map(keys.contains(kid:)) ?? true })
+    }
+
+    /// As `keys(for:kid:)`, for a caller looking for something other than a `kid`: a set that
+    /// fails `holding` counts as a miss, with the same rate-limited refetch.
+    public func keys(for url: String, holding: @Sendable (KeySet) -> Bool) async throws(JOSEError) -> KeySet {
         let current = now()
         if inFlight[url] == nil {
             if let entry = entries[url] {
                 let fresh = current - entry.fetchedAt < configuration.timeToLive
-                let known = kid.map(entry.keys.contains(kid:)) ?? true
+                let known = holding(entry.keys)
                 if fresh && known { return entry.keys }
                 if fresh {
-                    // Only refetches prompted by an unknown kid are rate limited, and the clock
-                    // starts at the last such refetch: a rotation right after the first load is
-                    // still picked up at once, while a flood of bogus kids costs one fetch a minute.
+                    // Only refetches prompted by a miss (an unknown kid, a missing encryption key)
+                    // are rate limited, and the clock starts at the last such refetch: a rotation
+                    // right after the first load is still picked up at once, while a flood of
+                    // bogus kids costs one fetch a minute.
                     if let last = lastMissRefetch[url], current - last < configuration.minimumRefetchInterval {
                         logger.debug("JWKS refetch skipped: rate limited", ["jwks.url": url])
                         return entry.keys

@@ -43,13 +43,16 @@ extension LoginService {
     ) async throws(ClientAssertionError) -> String {
         guard let alg = JWE.KeyAlgorithm(rawValue: encryption.keyAlgorithm), let enc = JWE.ContentAlgorithm(rawValue: encryption.contentAlgorithm)
         else { throw ClientAssertionError("unsupported request object encryption") }
+        let fits: @Sendable (KeySet.EncryptionKey) -> Bool = { $0.algorithm == nil || $0.algorithm == alg.rawValue }
         let keys: KeySet
         do throws(JOSEError) {
-            keys = try await verifier.cache.keys(for: jwksURI, kid: nil)
+            // A set without such a key is refetched (rate limited) like one missing a kid, so a
+            // key the provider has just added is picked up.
+            keys = try await verifier.cache.keys(for: jwksURI, holding: { $0.encryptionKeys.contains(where: fits) })
         } catch {
             throw ClientAssertionError("the provider's key set is unavailable: \(error.reason)")
         }
-        guard let key = keys.encryptionKeys.first(where: { $0.algorithm == nil || $0.algorithm == alg.rawValue }) else {
+        guard let key = keys.encryptionKeys.first(where: fits) else {
             throw ClientAssertionError("the provider's key set has no RSA encryption key for \(alg.rawValue)")
         }
         do throws(JOSEError) {
