@@ -52,7 +52,8 @@ public struct KeySet: Sendable {
         self.skippedCount = 0
     }
 
-    /// Builds every signature key in `set`, leaving out those that cannot be used.
+    /// Builds every signature key in `set`, and apart from them its RSA encryption keys, leaving
+    /// out those that cannot be used.
     public init(_ set: JWKSet) {
         var keys: [Key] = []
         var encryptionKeys: [EncryptionKey] = []
