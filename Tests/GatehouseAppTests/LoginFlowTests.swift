@@ -92,6 +92,16 @@ struct LoginFlowTests {
 
         let wrong = try await bench.post("/auth/access_token", form: ["code": code, "key": bench.key, "secret": "AAAAAAAAAAAAAAAAAAAAAAAAAAA"])
         #expect(wrong.json == ["status": "error", "message": "invalid credentials"])
+        // Without the secret nothing is learnt about a code, even one that never existed.
+        let unknown = try await bench.post("/auth/access_token", form: ["code": String(repeating: "C", count: 27), "key": bench.key,
+            "secret": "AAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+        #expect(unknown.json == ["status": "error", "message": "invalid credentials"])
+        // Another app, with its own valid credentials, neither redeems the code nor burns it.
+        let other = try await bench.gateway.send("POST", "/api/admin/apps", body: #"{"name":"other","domains":["localhost"]}"#)
+        let otherKey = try #require(other.json?["key"]?.stringValue)
+        let otherSecret = try #require(other.json?["secret"]?.stringValue)
+        let foreign = try await bench.post("/auth/access_token", form: ["code": code, "key": otherKey, "secret": otherSecret])
+        #expect(foreign.status == 400 && foreign.json?["data"]?["code"] == "invalid or expired", "\(String(describing: foreign.json))")
         let redeemed = try await bench.gateway.client.execute(HTTPClientRequest(
             method: "POST", url: bench.base + "/auth/access_token", headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
             body: Array(#"{"code":"\#(code)","key":"\#(bench.key)","secret":"\#(bench.secret)"}"#.utf8)))

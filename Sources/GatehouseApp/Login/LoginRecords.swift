@@ -113,5 +113,8 @@ struct LoginCode: Sendable {
 /// Record ids in the shared store, namespaced so states and codes cannot be confused.
 enum LoginRecordID {
     static func state(_ id: String) -> String { "st:" + id }
-    static func code(_ id: String) -> String { "code:" + id }
+    /// A one-time code is filed under the app it was issued to, so redeeming it is one atomic
+    /// take of an id only that app's key names: the app is authenticated first, and another
+    /// app's key cannot consume the code.
+    static func code(_ id: String, appKey: String) -> String { "code:" + appKey + ":" + id }
 }

@@ -7,8 +7,9 @@ internal import ProviderEngine
 extension LoginService {
     /// `POST /auth/access_token`: an app backend trades a one-time code, with its key and
     /// secret, for the stored credentials. The credentials are checked before the code is
-    /// consumed, so a wrong secret cannot burn someone else's code; the take itself is
-    /// atomic, so of two racing redemptions exactly one succeeds.
+    /// consumed, and the code is filed under its app, so neither a wrong secret nor another
+    /// app's key can burn it; the take itself is atomic, so of two racing redemptions exactly
+    /// one succeeds. A caller without the secret learns nothing about the code.
     func redeem(_ request: HTTPRequest) async -> HTTPResponse {
         let fields = RequestFields(request)
         for name in ["code", "key", "secret"] {
@@ -17,26 +18,22 @@ extension LoginService {
         guard let code = fields["code"], let key = fields["key"], let secret = fields["secret"] else {
             return JSend.fail(400, field: "code", "missing")
         }
-        let recordID = LoginRecordID.code(code)
-        let stored: [UInt8]?
-        do throws(StoreError) {
-            stored = try await readSealed(recordID)
+        do throws(RegistryError) {
+            guard try await context.registry.authenticate(key: key, secret: secret) != nil else {
+                return JSend.error(401, "invalid credentials")
+            }
         } catch {
             return JSend.error(503, "The store is unavailable")
-        }
-        guard let stored, let pending = LoginCode(record: stored) else {
-            return JSend.fail(400, field: "code", "invalid or expired")
-        }
-        guard pending.appKey == key, await authenticated(key: key, secret: secret) else {
-            return JSend.error(401, "invalid credentials")
         }
         let taken: [UInt8]?
         do throws(StoreError) {
-            taken = try await context.store.takeRecord(recordID)
+            taken = try await takeSealed(LoginRecordID.code(code, appKey: key))
         } catch {
             return JSend.error(503, "The store is unavailable")
         }
-        guard taken != nil else { return JSend.fail(400, field: "code", "invalid or expired") }
+        guard let taken, let pending = LoginCode(record: taken), pending.appKey == key else {
+            return JSend.fail(400, field: "code", "invalid or expired")
+        }
         var result = pending.result
         result["state"] = pending.clientState.map(JSONValue.string) ?? .null
         result["provider"] = .string(pending.provider)
