@@ -113,6 +113,39 @@ struct EncodingTests {
         }
     }
 
+    @Test("random documents survive writing and parsing unchanged (fixed seed)")
+    func jsonRoundTrips() {
+        // SplitMix64: deterministic, so a failure names a reproducible document.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(bound))
+        }
+        let pieces = ["a", "Zz09", "\"", "\\", "\n", "\u{01}", "\u{1F}", "<", ">", "&", "/", "\u{2028}", "\u{2029}", "é", "😀", "\u{7F}", "\u{E2}"]
+        func text() -> String { (0..<next(40)).map { _ in pieces[next(pieces.count)] }.joined() }
+        func value(_ depth: Int) -> JSONValue {
+            switch next(depth > 3 ? 5 : 7) {
+            case 0: return .null
+            case 1: return .bool(next(2) == 0)
+            case 2: return .number(Double(next(2_000_000_000)) - 1_000_000_000)
+            case 3, 4: return .string(text())
+            case 5: return .array((0..<next(5)).map { _ in value(depth + 1) })
+            default:
+                var members: [String: JSONValue] = [:]
+                for _ in 0..<next(6) { members[text()] = value(depth + 1) }
+                return .object(members)
+            }
+        }
+        for round in 0..<2_000 {
+            let document = value(0)
+            let written = document.serialized()
+            #expect(JSONValue.parse(written) == document, "round \(round): \(String(decoding: written, as: UTF8.self))")
+        }
+    }
+
     @Test("objects are built whole: nested members stay apart and a duplicate name anywhere is refused")
     func jsonObjects() {
         let text = #"{"a":{"b":1,"c":{"d":[{"e":2},{"e":3}]}},"f":{},"g":[{}],"h":"i"}"#
