@@ -41,7 +41,8 @@ extension LoginService {
         guard let oneTime = try? SecureRandom.identifier(), case let bytes = LoginCode(
             appKey: caller.app.key, provider: provider, clientState: clientState, result: credentials).record
         else { return .error(500, "server_error", "internal error") }
-        guard (try? await putSealed(bytes, id: LoginRecordID.code(oneTime, appKey: caller.app.key), ttlSeconds: context.configuration.codeTTL)) == true
+        let id = LoginRecordID.code(oneTime, appKey: caller.app.key)
+        guard (try? await putSealed(bytes, id: id, ttlSeconds: context.configuration.codeTTL)) == true
         else { return .error(503, "store_unavailable", "the store is unavailable") }
         return .json(JSONValue.object([
             "status": "success", "data": .object(["code": .string(oneTime)]), "state": .string(clientState), "provider": .string(provider),
