@@ -86,7 +86,7 @@ public struct JWK: Codable, Sendable, Hashable {
     /// canonical base64url, or describes an unacceptable key (short RSA modulus, point off
     /// the curve, unknown curve).
     public func publicKey() throws(JOSEError) -> PublicKey {
-        do {
+        try built {
             switch kty {
             case .rsa:
                 return try PublicKey(rsaModulus: member(n, "n"), exponent: member(e, "e"))
@@ -96,10 +96,6 @@ public struct JWK: Codable, Sendable, Hashable {
                 }
                 return try PublicKey(curve: curve, x: member(x, "x"), y: member(y, "y"))
             }
-        } catch let error as JOSEError {
-            throw error
-        } catch {
-            throw .invalidKey("the JWK does not describe a usable key", underlying: error)
         }
     }
 
@@ -107,8 +103,13 @@ public struct JWK: Codable, Sendable, Hashable {
     /// for anything but a usable RSA key of 2048 bits or more.
     public func encryptionKey() throws(JOSEError) -> RSACipherKey {
         guard kty == .rsa else { throw .invalidKey("only RSA keys take wrapped content keys here") }
+        return try built { try RSACipherKey(rsaModulus: member(n, "n"), exponent: member(e, "e")) }
+    }
+
+    /// What `make` builds; a failure that is not already a JOSE one becomes `invalidKey`.
+    private func built<Key>(_ make: () throws -> Key) throws(JOSEError) -> Key {
         do {
-            return try RSACipherKey(rsaModulus: member(n, "n"), exponent: member(e, "e"))
+            return try make()
         } catch let error as JOSEError {
             throw error
         } catch {
