@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "RedisStore", dependencies: ["CHiredis", "GatehouseCore"], swiftSettings: strictSettings),
         // JWS/JWT/JWK on top of the crypto wrapper; C-free.
         // Provider definitions as data: reading, validation, templates, normalisation.
-        .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
+        .target(name: "ProviderEngine", dependencies: ["GatehouseCore", "GatehouseCrypto", "Carrier", "JOSE"], swiftSettings: strictSettings),
         .target(name: "JOSE", dependencies: ["GatehouseCore", "GatehouseCrypto"], swiftSettings: strictSettings),
         // Wiring: configuration, CLI, routes.
         .target(
@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "CarrierTests", dependencies: ["Carrier", "Compression", "GatehouseCore", "GatehouseCrypto", "GatehouseTestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier"], swiftSettings: strictSettings),
+        .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier", "JOSE"], swiftSettings: strictSettings),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "GatehouseTestSupport"], swiftSettings: strictSettings),

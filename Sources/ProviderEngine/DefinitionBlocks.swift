@@ -1,4 +1,5 @@
 public import GatehouseCore
+public import JOSE
 
 /// The immutable fields of a definition value, shared by its copies: a copy costs one retain,
 /// and a change makes a new box. Two boxes are equal when their fields are.
@@ -204,17 +205,12 @@ public struct RequestObjectRule: Sendable, Hashable {
     }
 }
 
-/// `request_object.encryption`: the JOSE names of the key transport and the content encryption.
+/// `request_object.encryption`: how the key is transported and the content encrypted.
 public struct RequestObjectEncryption: Sendable, Hashable {
-    /// `RSA-OAEP-256` (the default) or `RSA-OAEP`.
-    public var keyAlgorithm: String
-    /// `A128CBC-HS256`, `A192CBC-HS384`, `A256CBC-HS512`, `A128GCM`, `A192GCM` or `A256GCM` (the default).
-    public var contentAlgorithm: String
+    public var keyAlgorithm: JWE.KeyAlgorithm
+    public var contentAlgorithm: JWE.ContentAlgorithm
 
-    public static let keyAlgorithms = ["RSA-OAEP", "RSA-OAEP-256"]
-    public static let contentAlgorithms = ["A128CBC-HS256", "A192CBC-HS384", "A256CBC-HS512", "A128GCM", "A192GCM", "A256GCM"]
-
-    public init(keyAlgorithm: String = "RSA-OAEP-256", contentAlgorithm: String = "A256GCM") {
+    public init(keyAlgorithm: JWE.KeyAlgorithm = .rsaOAEP256, contentAlgorithm: JWE.ContentAlgorithm = .a256GCM) {
         self.keyAlgorithm = keyAlgorithm
         self.contentAlgorithm = contentAlgorithm
     }
@@ -284,7 +280,7 @@ public struct OpenIDDefinition: Sendable, Hashable {
     public var encrypted = false
 
     /// The HMAC algorithms (OpenID Connect Core §10.1), as distinct from signatures by a key in the JWKS.
-    public static let macAlgorithms: Set<String> = ["HS256", "HS384", "HS512"]
+    public static let macAlgorithms = Set(MACAlgorithm.allCases.map(\.rawValue))
 
     /// The block with the keyset's values in place, as an app's logins see it.
     public func rendered(_ context: TemplateContext) -> OpenIDDefinition {

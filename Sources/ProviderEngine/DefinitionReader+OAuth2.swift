@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import JOSE
 
 /// The parts of the `oauth2` block beyond plain endpoints: what the token step exports, the
 /// call made after it, and how the app authenticates there.
@@ -107,18 +108,20 @@ extension DefinitionReader {
         if value == .bool(true) { return RequestObjectEncryption() }
         guard let members = object(value, at: path, keys: ["alg", "enc"]) else { return nil }
         var encryption = RequestObjectEncryption()
-        for (name, allowed, keyPath) in [
-            ("alg", RequestObjectEncryption.keyAlgorithms, \RequestObjectEncryption.keyAlgorithm),
-            ("enc", RequestObjectEncryption.contentAlgorithms, \RequestObjectEncryption.contentAlgorithm),
-        ] {
-            guard let text = optionalString(members[name], at: path + "/" + name) else { continue }
-            if allowed.contains(text) {
-                encryption[keyPath: keyPath] = text
-            } else {
-                defect(path + "/" + name, "must be one of " + allowed.joined(separator: ", "))
-            }
-        }
+        encryption.keyAlgorithm = joseName(members["alg"], at: path + "/alg") ?? encryption.keyAlgorithm
+        encryption.contentAlgorithm = joseName(members["enc"], at: path + "/enc") ?? encryption.contentAlgorithm
         return encryption
+    }
+
+    /// One of JOSE's algorithm names, if `value` is present and names one.
+    private mutating func joseName<Name: RawRepresentable & CaseIterable>(_ value: JSONValue?, at path: String) -> Name?
+    where Name.RawValue == String {
+        guard let text = optionalString(value, at: path) else { return nil }
+        guard let name = Name(rawValue: text) else {
+            defect(path, "must be one of " + Name.allCases.map(\.rawValue).joined(separator: ", "))
+            return nil
+        }
+        return name
     }
 
     static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]

@@ -1,5 +1,6 @@
 import Carrier
 import GatehouseCore
+import JOSE
 import ProviderEngine
 import Testing
 
@@ -224,9 +225,9 @@ struct DefinitionTests {
             "/oauth2/request_object: {tenant} is not a declared parameter",
         ])
         let sealed = try read(base + #""request_object":{"encryption":true}},"# + openid + "}").get()
-        #expect(sealed.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: "RSA-OAEP-256", contentAlgorithm: "A256GCM"))
+        #expect(sealed.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: .rsaOAEP256, contentAlgorithm: .a256GCM))
         let chosen = try read(base + #""request_object":{"encryption":{"alg":"RSA-OAEP","enc":"A128CBC-HS256"}}},"# + openid + "}").get()
-        #expect(chosen.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: "RSA-OAEP", contentAlgorithm: "A128CBC-HS256"))
+        #expect(chosen.oauth2?.requestObject?.encryption == RequestObjectEncryption(keyAlgorithm: .rsaOAEP, contentAlgorithm: .a128CBCHS256))
         #expect(defects(base + #""request_object":{"encryption":{"alg":"RSA1_5","enc":"A128KW","zip":"DEF"}}},"# + openid + "}") == [
             "/oauth2/request_object/encryption/zip: unknown key",
             "/oauth2/request_object/encryption/alg: must be one of RSA-OAEP, RSA-OAEP-256",

@@ -22,14 +22,15 @@ extension LoginService {
         guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
         let now = Timestamp.now()
         claims["iss"] = .string(templates.keysetValue("client_id"))
-        claims["aud"] = .string(rule.audience.map { Template.render($0, templates) } ?? openid?.rendered(templates).issuer ?? "")
+        let rendered = openid?.rendered(templates)
+        claims["aud"] = .string(rule.audience.map { Template.render($0, templates) } ?? rendered?.issuer ?? "")
         claims["jti"] = .string(jti)
         claims["iat"] = .number(Double(now))
         claims["nbf"] = .number(Double(now))
         claims["exp"] = .number(Double(now + Self.requestObjectLifetime))
         let withSecret = rule.algorithm.map(OpenIDDefinition.macAlgorithms.contains) ?? false
         var token = try assertions.signed(.object(claims), type: "oauth-authz-req+jwt", algorithm: rule.algorithm, withSecret: withSecret, templates)
-        if let encryption = rule.encryption, let jwksURI = openid?.rendered(templates).jwksURI {
+        if let encryption = rule.encryption, let jwksURI = rendered?.jwksURI {
             token = try await encryptedRequestObject(token, encryption: encryption, jwksURI: jwksURI)
         }
         let kept = fields.filter { rule.query.contains($0.name) } + [FormField(name: "request", value: token)]
@@ -41,8 +42,7 @@ extension LoginService {
     private func encryptedRequestObject(
         _ token: String, encryption: RequestObjectEncryption, jwksURI: String
     ) async throws(ClientAssertionError) -> String {
-        guard let alg = JWE.KeyAlgorithm(rawValue: encryption.keyAlgorithm), let enc = JWE.ContentAlgorithm(rawValue: encryption.contentAlgorithm)
-        else { throw ClientAssertionError("unsupported request object encryption") }
+        let alg = encryption.keyAlgorithm
         let fits: @Sendable (KeySet.EncryptionKey) -> Bool = { $0.algorithm == nil || $0.algorithm == alg.rawValue }
         let keys: KeySet
         do throws(JOSEError) {
@@ -56,7 +56,7 @@ extension LoginService {
             throw ClientAssertionError("the provider's key set has no RSA encryption key for \(alg.rawValue)")
         }
         do throws(JOSEError) {
-            return try JWE.encrypt(Array(token.utf8), to: key.key, keyID: key.kid, alg: alg, enc: enc, contentType: "JWT")
+            return try JWE.encrypt(Array(token.utf8), to: key.key, keyID: key.kid, alg: alg, enc: encryption.contentAlgorithm, contentType: "JWT")
         } catch {
             throw ClientAssertionError(error.reason)
         }
