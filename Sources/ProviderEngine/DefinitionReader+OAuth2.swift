@@ -1,4 +1,5 @@
 internal import GatehouseCore
+internal import GatehouseCrypto
 internal import JOSE
 
 /// The parts of the `oauth2` block beyond plain endpoints: what the token step exports, the
@@ -124,6 +125,6 @@ extension DefinitionReader {
         return name
     }
 
-    static let keyAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
+    static let keyAlgorithms = SignatureAlgorithm.allCases.map(\.rawValue)
     static let secretAlgorithms = OpenIDDefinition.macAlgorithms.sorted()
 }
