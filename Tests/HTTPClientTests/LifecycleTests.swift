@@ -146,7 +146,9 @@ struct LifecycleTests {
         let start = clock.now
         task.cancel()
         #expect(await task.value == .cancelled)
-        #expect(clock.now - start < .milliseconds(500))
+        // Promptly against the 20 s the transfer would otherwise hang; the margin is for a
+        // debug build sharing two cores with the rest of the suite (one CI run took 531 ms).
+        #expect(clock.now - start < .seconds(2))
 
         // An already-cancelled task fails without sending anything.
         let precancelled = Task {
