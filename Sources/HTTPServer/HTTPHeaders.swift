@@ -37,11 +37,21 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
-    /// ASCII case-insensitive equality; header names are ASCII tokens.
+    /// ASCII case-insensitive equality; header names are ASCII tokens. Every lookup walks
+    /// the fields with it, so it compares contiguous bytes rather than zipping two views.
     private static func same(_ lhs: String, _ rhs: String) -> Bool {
-        let a = lhs.utf8
-        let b = rhs.utf8
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { a in
+            rhs.withUTF8 { b in
+                for index in 0..<a.count {
+                    let x = a[index]
+                    let y = b[index]
+                    if x != y, !(x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) { return false }
+                }
+                return true
+            }
+        }
     }
 }

@@ -73,6 +73,8 @@ public struct Router: Sendable {
             return true
         }
         func slice(_ index: Int) -> ArraySlice<UInt8> { bytes[ranges[index]] }
+        /// A segment as sent, still percent-encoded.
+        func text(_ index: Int) -> String { String(decoding: bytes[ranges[index]], as: UTF8.self) }
         /// Segments from `index` on, joined by `/` as they were sent.
         func remainder(from index: Int) -> String {
             String(decoding: bytes[ranges[index].lowerBound..<ranges[ranges.count - 1].upperBound], as: UTF8.self)
@@ -82,7 +84,12 @@ public struct Router: Sendable {
     /// The route label of a request no route matched.
     public static let unmatched = "unmatched"
 
-    private var routes: [Route] = []
+    /// Pattern routes by their first segment, when it is literal; each list also holds, in
+    /// the order added, every route whose first segment is not, so a lookup walks only the
+    /// routes that can match instead of the whole table.
+    private var byFirstSegment: [String: [Route]] = [:]
+    /// Routes whose first segment is a parameter (or that have none): candidates for any path.
+    private var anyFirstSegment: [Route] = []
     /// Fully literal routes by method, then path: no key has to be built per request.
     private var literal: [String: [String: Handler]] = [:]
 
@@ -95,7 +102,13 @@ public struct Router: Sendable {
             if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
             return .literal(Array(part.utf8))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        let route = Route(method: method, pattern: pattern, segments: segments, handler: handler)
+        if case .literal(let text)? = segments.first {
+            byFirstSegment[String(decoding: text, as: UTF8.self), default: anyFirstSegment].append(route)
+        } else {
+            anyFirstSegment.append(route)
+            for key in byFirstSegment.keys { byFirstSegment[key, default: []].append(route) }
+        }
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             let path = "/" + segments.map { if case .literal(let text) = $0 { String(decoding: text, as: UTF8.self) } else { "" } }
                 .joined(separator: "/")
@@ -116,8 +129,9 @@ public struct Router: Sendable {
             return (.found(handler, parameters: [:]), trimmed)
         }
         let parts = PathParts(rawPath)
+        let candidates = parts.count > 0 ? byFirstSegment[parts.text(0)] ?? anyFirstSegment : anyFirstSegment
         var allowed: [String] = []
-        for route in routes where Self.fits(route.segments, parts) {
+        for route in candidates where Self.fits(route.segments, parts) {
             switch Self.bind(route.segments, to: parts) {
             case .none:
                 return (.badPath, Self.unmatched)

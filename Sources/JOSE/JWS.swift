@@ -20,7 +20,7 @@ public struct JWS: Sendable {
     /// Parses `token`. Every part must be canonical unpadded base64url, the header must name an
     /// algorithm in `allowedAlgorithms`, and the token may not exceed `maximumLength` bytes.
     public init(
-        compact token: String, allowedAlgorithms: Set<SignatureAlgorithm>, maximumLength: Int = JWS.defaultMaximumLength
+        compact token: String, allowedAlgorithms: some Collection<SignatureAlgorithm>, maximumLength: Int = JWS.defaultMaximumLength
     ) throws(JOSEError) {
         // One copy of the token's bytes; every part below is a slice of it.
         let bytes = try Self.bytes(of: token, maximumLength: maximumLength)

@@ -15,7 +15,7 @@ public struct JWSHeader: Sendable, Equatable {
     /// Reads a decoded header. `alg: none`, HMAC and anything outside `allowed` are refused,
     /// as are headers marked `crit`: no extension is understood here, and RFC 7515 §4.1.11
     /// requires refusing a token whose critical extensions are not.
-    init(json bytes: [UInt8], allowed: Set<SignatureAlgorithm>) throws(JOSEError) {
+    init(json bytes: [UInt8], allowed: some Collection<SignatureAlgorithm>) throws(JOSEError) {
         let (raw, name, kid, typ) = try Self.signedMembers(of: bytes)
         guard let alg = SignatureAlgorithm(rawValue: name), allowed.contains(alg) else {
             throw .unsupportedAlgorithm("alg \(JOSEError.printable(name)) is not allowed here")

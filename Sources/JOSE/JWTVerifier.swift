@@ -7,10 +7,12 @@ public struct JWTVerifier: Sendable {
     /// The exact `iss` required.
     public var issuer: String
     /// The accepted audiences (client ids); `aud` must contain at least one. A gateway serving
-    /// native and web sign-in accepts each bundle id and the web client id.
-    public var audiences: Set<String>
+    /// native and web sign-in accepts each bundle id and the web client id. An array: there are
+    /// a handful, and a verifier is built per sign-in, where building a set cost more than the
+    /// linear searches it saves.
+    public var audiences: [String]
     /// The algorithms accepted in the header; everything else is refused before any key is used.
-    public var algorithms: Set<SignatureAlgorithm>
+    public var algorithms: [SignatureAlgorithm]
     /// Seconds of clock skew tolerated for `exp`, `nbf` and `iat`.
     public var leeway: Int64
     /// Identity tokens name a user in `sub`; event tokens (Apple's notifications) carry the
@@ -47,8 +49,8 @@ public struct JWTVerifier: Sendable {
         now: @escaping @Sendable () -> Int64 = { Timestamp.now() }
     ) {
         self.issuer = issuer
-        self.audiences = Set(audiences)
-        self.algorithms = Set(algorithms)
+        self.audiences = audiences
+        self.algorithms = algorithms
         self.leeway = max(0, leeway)
         self.maximumTokenLength = maximumTokenLength
         self.now = now
@@ -92,7 +94,7 @@ public struct JWTVerifier: Sendable {
         guard let iss = claims.iss else { throw .claimMismatch("iss", "the token has no iss") }
         guard iss == issuer else { throw .claimMismatch("iss", "the token was not issued by \(issuer)") }
         guard claims.aud.contains(where: audiences.contains) else {
-            throw .claimMismatch("aud", "the token is not meant for any of \(audiences.sorted().joined(separator: ", "))")
+            throw .claimMismatch("aud", "the token is not meant for any of \(Set(audiences).sorted().joined(separator: ", "))")
         }
         if requiresSubject, (claims.sub ?? "").isEmpty { throw .claimMismatch("sub", "the token has no subject") }
         let current = now()

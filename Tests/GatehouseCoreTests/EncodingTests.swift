@@ -39,6 +39,16 @@ struct EncodingTests {
         #expect(PercentEncoding.decode("%4") == nil)
         #expect(PercentEncoding.decode("%ff%fe") == nil, "not UTF-8")
         #expect(PercentEncoding.encode("a b/ç~") == "a%20b%2F%C3%A7~")
+        // Over raw bytes (paths, queries, forms): plain ASCII comes back as is, anything else
+        // is still decoded and validated.
+        func bytes(_ raw: [UInt8], plus: Bool = false) -> String? { PercentEncoding.decode(bytes: raw[...], plusAsSpace: plus) }
+        #expect(bytes(Array("apple.native-1_~".utf8)) == "apple.native-1_~")
+        #expect(bytes(Array("a+b".utf8)) == "a+b")
+        #expect(bytes(Array("a+b".utf8), plus: true) == "a b")
+        #expect(bytes(Array("é%41".utf8)) == "éA")
+        #expect(bytes([0x61, 0xC3]) == nil, "a truncated UTF-8 sequence")
+        #expect(bytes([0xFF]) == nil, "not UTF-8")
+        #expect(bytes([]) == "")
     }
 
     @Test("form fields keep order, empty values and repeated names")

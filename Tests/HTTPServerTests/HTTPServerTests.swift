@@ -282,6 +282,30 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("routes are tried in the order added, whether their first segment is literal or a parameter")
+    func routerOrderAcrossFirstSegments() {
+        var router = Router()
+        router.add("GET", "/:kind/x", .immediate { _ in .empty(200) })
+        router.add("GET", "/b/:id", .immediate { _ in .empty(201) })
+        router.add("GET", "/c/:id", .immediate { _ in .empty(202) })
+        router.add("POST", "/:kind/:id", .immediate { _ in .empty(203) })
+        func route(_ method: String, _ path: String) -> String {
+            router.resolve(method: method, rawPath: path).route
+        }
+        #expect(route("GET", "/b/x") == "/:kind/x")
+        #expect(route("GET", "/b/y") == "/b/:id")
+        #expect(route("GET", "/c/x") == "/:kind/x")
+        #expect(route("POST", "/c/y") == "/:kind/:id")
+        #expect(route("GET", "/d/x") == "/:kind/x")
+        // A first segment is compared as sent: an escaped letter is another segment.
+        #expect(route("GET", "/%62/y") == Router.unmatched)
+        guard case .methodNotAllowed(let allowed) = router.match(method: "PUT", rawPath: "/c/y") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "POST"])
+    }
+
     @Test("path segments: percent-decoded parameters, a raw remainder, trailing and empty segments")
     func routerSegments() {
         var router = Router()

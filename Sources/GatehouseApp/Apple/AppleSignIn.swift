@@ -28,9 +28,10 @@ struct AppleSignIn: Sendable {
         func add(_ value: JSONValue?) {
             switch value {
             case .string(let text)?:
-                for piece in text.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }) {
-                    keep(String(Substring(piece)))
-                }
+                let isSeparator = { (byte: UInt8) in byte == UInt8(ascii: ",") || byte == UInt8(ascii: " ") }
+                // Most keysets hold one id per parameter: that needs no split and no copy.
+                guard text.utf8.contains(where: isSeparator) else { return keep(text) }
+                for piece in text.utf8.split(whereSeparator: isSeparator) { keep(String(Substring(piece))) }
             case .array(let items)?:
                 for item in items { if let text = item.stringValue { keep(text) } }
             default: break

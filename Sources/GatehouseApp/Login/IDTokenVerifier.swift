@@ -95,7 +95,7 @@ struct IDTokenVerifier: Sendable {
             // Without a key set only the MAC path is open; it refuses any other alg by name.
             return try verifier.verifiedToken(token, secret: Array(keys.secret.utf8), algorithms: macs, nonce: nonce)
         }
-        verifier.algorithms = Set(openid.algorithms.compactMap(SignatureAlgorithm.init(rawValue:)))
+        verifier.algorithms = openid.algorithms.compactMap(SignatureAlgorithm.init(rawValue:))
         return try await verifier.verifiedToken(token, using: cache, url: url, nonce: nonce)
     }
 }

@@ -31,26 +31,31 @@ enum JSend {
 
 /// Reads request fields the way OAuth.io does: the query for GET, the form or JSON body for POST.
 struct RequestFields: Sendable {
+    /// A JSON body's members. Kept as parsed, not copied into `values`: rehashing every
+    /// member into a second dictionary cost more than the lookups that follow.
+    private let object: [String: JSONValue]
+    /// The query's fields (the first of each name), overridden by a form body's.
     private let values: [String: String]
 
     init(_ request: HTTPRequest) {
         var values: [String: String] = [:]
         for field in request.query where values[field.name] == nil { values[field.name] = field.value }
+        var object: [String: JSONValue] = [:]
         if request.method == "POST" {
-            if request.contentType.hasSuffixBytes("json"),
-                let object = JSONValue.parse(request.body)?.objectValue
-            {
-                for (key, value) in object {
-                    if let text = value.stringValue { values[key] = text }
-                }
+            if request.contentType.hasSuffixBytes("json"), let parsed = JSONValue.parse(request.body)?.objectValue {
+                object = parsed
             } else if let fields = FormField.parse(bytes: request.body) {
                 for field in fields { values[field.name] = field.value }
             }
         }
+        self.object = object
         self.values = values
     }
 
+    /// A JSON body's string member wins over the query's field of the same name; members that
+    /// are not strings are ignored.
     subscript(name: String) -> String? {
-        values[name].flatMap { $0.isEmpty ? nil : $0 }
+        let value = object.isEmpty ? values[name] : (object[name]?.stringValue ?? values[name])
+        return value.flatMap { $0.isEmpty ? nil : $0 }
     }
 }

@@ -14,7 +14,14 @@ final class RegistryCache: Sendable {
     }
 
     private let apps = Mutex<[String: Entry<App>]>([:])
-    private let keysets = Mutex<[String: Entry<Keyset?>]>([:])
+    /// Keyed by both names rather than one joined string, which would be built (and, at its
+    /// length, allocated) on every sign-in just to be hashed.
+    private struct KeysetKey: Hashable, Sendable {
+        let app: String
+        let provider: String
+    }
+
+    private let keysets = Mutex<[KeysetKey: Entry<Keyset?>]>([:])
 
     func app(_ key: String) -> App? {
         let now = ContinuousClock.now
@@ -36,7 +43,7 @@ final class RegistryCache: Sendable {
     func keyset(app: String, provider: String) -> Keyset?? {
         let now = ContinuousClock.now
         return keysets.withLock { entries in
-            guard let entry = entries[app + "\u{0}" + provider], entry.expires > now else { return nil }
+            guard let entry = entries[KeysetKey(app: app, provider: provider)], entry.expires > now else { return nil }
             return .some(entry.value)
         }
     }
@@ -45,13 +52,13 @@ final class RegistryCache: Sendable {
         let entry = Entry(value: keyset, expires: ContinuousClock.now + Self.lifetime)
         keysets.withLock { entries in
             if entries.count > 10_000 { entries.removeAll() }
-            entries[app + "\u{0}" + provider] = entry
+            entries[KeysetKey(app: app, provider: provider)] = entry
         }
     }
 
     /// Drops everything known about an app, after any change to it or its keysets.
     func invalidate(app key: String) {
         apps.withLock { $0[key] = nil }
-        keysets.withLock { entries in entries = entries.filter { !$0.key.hasPrefix(key + "\u{0}") } }
+        keysets.withLock { entries in entries = entries.filter { $0.key.app != key } }
     }
 }

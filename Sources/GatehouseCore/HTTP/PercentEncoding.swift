@@ -22,6 +22,12 @@ public enum PercentEncoding {
     /// The same over bytes: query strings and form bodies are parsed without building a
     /// String per piece first.
     public static func decode(bytes utf8: ArraySlice<UInt8>, plusAsSpace: Bool) -> String? {
+        // Most fields have nothing to decode: ASCII without `%` (or `+`) is its own decoding
+        // and valid UTF-8, so it needs neither the copy nor the validation below.
+        let isPlain = !utf8.contains { byte in
+            byte == UInt8(ascii: "%") || byte >= 0x80 || (plusAsSpace && byte == UInt8(ascii: "+"))
+        }
+        if isPlain { return String(decoding: utf8, as: UTF8.self) }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var index = utf8.startIndex
