@@ -43,6 +43,8 @@ public struct HTTPRequest: Sendable {
     /// The media type of the body without parameters, lowercased (`application/json`).
     public var contentType: String {
         guard let value = headers["content-type"] else { return "" }
+        // Usually sent exactly as compared (`application/json`): nothing to cut or lower.
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 <= 0x20 || (0x41...0x5A).contains($0) }) { return value }
         // Bytes, not Characters: this runs for every request with a body.
         var bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }

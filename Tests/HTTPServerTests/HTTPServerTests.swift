@@ -282,6 +282,19 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("the media type is the Content-Type before any parameter, trimmed and lower-cased")
+    func contentType() {
+        func mediaType(_ value: String?) -> String {
+            let headers = HTTPHeaders(value.map { [("Content-Type", $0)] } ?? [])
+            return HTTPRequest(method: "POST", rawPath: "/", query: [], headers: headers, body: [], requestID: "t").contentType
+        }
+        #expect(mediaType("application/json") == "application/json")
+        #expect(mediaType("Application/JSON; charset=utf-8") == "application/json")
+        #expect(mediaType(" application/x-www-form-urlencoded\t;charset=UTF-8") == "application/x-www-form-urlencoded")
+        #expect(mediaType("text/plain;") == "text/plain")
+        #expect(mediaType(nil) == "")
+    }
+
     @Test("routes are tried in the order added, whether their first segment is literal or a parameter")
     func routerOrderAcrossFirstSegments() {
         var router = Router()

@@ -113,7 +113,9 @@ struct AppleSignIn: Sendable {
     /// The unified profile from verified claims plus the first-login name. The email comes
     /// only from the signed token: the `user` JSON is unsigned (apple.md §4).
     static func profile(_ claims: JWTClaims, name: PersonName?) -> JSONValue {
-        var profile: [String: JSONValue] = ["id": .string(claims.sub ?? "")]
+        // Sized for every member it may get, so adding them never regrows it.
+        var profile = [String: JSONValue](minimumCapacity: 7)
+        profile["id"] = .string(claims.sub ?? "")
         if let email = claims.email, !email.isEmpty {
             profile["email"] = .string(email)
             profile["email_verified"] = .bool(claims.flag("email_verified") ?? false)
