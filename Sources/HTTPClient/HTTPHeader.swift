@@ -1,3 +1,5 @@
+internal import GatehouseCore
+
 /// One header field, kept as an ordered name/value pair rather than a
 /// dictionary entry because HTTP allows repeated fields (`Set-Cookie`,
 /// `WWW-Authenticate`) whose order and multiplicity matter.
@@ -18,20 +20,7 @@ public struct HTTPHeader: Sendable, Hashable {
 }
 
 extension HTTPHeader {
-    /// ASCII case-insensitive name match without allocating lowercased
-    /// copies on every lookup.
-    func hasName(_ other: String) -> Bool {
-        let lhs = name.utf8
-        let rhs = other.utf8
-        guard lhs.count == rhs.count else { return false }
-        for (a, b) in zip(lhs, rhs) where asciiLower(a) != asciiLower(b) {
-            return false
-        }
-        return true
-    }
-}
-
-/// Lowercases one ASCII byte; non-letters pass through unchanged.
-func asciiLower(_ byte: UInt8) -> UInt8 {
-    (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
+    /// Whether the field is named `other`, ignoring ASCII case as HTTP does, without
+    /// allocating lowercased copies on every lookup.
+    public func hasName(_ other: String) -> Bool { name.equalsIgnoringASCIICase(other) }
 }

@@ -51,6 +51,18 @@ struct EncodingTests {
         #expect(bytes([]) == "")
     }
 
+    @Test("ASCII case-insensitive equality folds letters only")
+    func asciiCase() {
+        #expect("Content-Type".equalsIgnoringASCIICase("content-type"))
+        #expect("X-REQUEST-ID".equalsIgnoringASCIICase("x-request-id"))
+        #expect("".equalsIgnoringASCIICase(""))
+        #expect(!"accept".equalsIgnoringASCIICase("accepts"))
+        // Bytes 0x20 apart that are not letters stay distinct.
+        #expect(!"a[".equalsIgnoringASCIICase("a{"))
+        #expect(!"@".equalsIgnoringASCIICase("`"))
+        #expect(!"é".equalsIgnoringASCIICase("É"), "ASCII only")
+    }
+
     @Test("form fields keep order, empty values and repeated names")
     func form() throws {
         let fields = try #require(FormField.parse("a=1&b=&a=2&c&d=x+y%2B"))

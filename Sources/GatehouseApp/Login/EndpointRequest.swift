@@ -30,7 +30,7 @@ enum EndpointRequest {
             body = Array(encoded.utf8)
             headers.append(HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"))
         }
-        if !headers.contains(where: { $0.name.lowercased() == "accept" }) {
+        if !headers.contains(where: { $0.hasName("accept") }) {
             let accept = endpoint.format == "url" ? "application/x-www-form-urlencoded" : (endpoint.format.map { $0 == "json" ? "application/json" : $0 } ?? "application/json")
             headers.append(HTTPHeader(name: "Accept", value: accept))
         }

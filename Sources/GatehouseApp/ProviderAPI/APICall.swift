@@ -79,7 +79,7 @@ struct APICaller: Sendable {
             url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + proof
         }
         if header.version == .oauth2, definition.normalisedOAuth2?.dpop == true {
-            headers.removeAll { $0.name.lowercased() == "dpop" }
+            headers.removeAll { $0.hasName("dpop") }
             do throws(ClientAssertionError) {
                 let proof = try dpop.proof(context.keysetValue("dpop_key"), method: method, url: url, accessToken: header.token, nonce: nil)
                 headers.append(HTTPHeader(name: "DPoP", value: proof))
@@ -96,12 +96,12 @@ struct APICaller: Sendable {
                 consumerKey: context.keysetValue("client_id"), consumerSecret: context.keysetValue("client_secret"), token: token,
                 tokenSecret: header.tokenSecret)
             var signed: [FormField] = []
-            let contentType = headers.first { $0.name.lowercased() == "content-type" }?.value.lowercased() ?? ""
+            let contentType = headers.first { $0.hasName("content-type") }?.value.lowercased() ?? ""
             if let body, contentType.hasPrefix("application/x-www-form-urlencoded") {
                 signed = FormField.parse(bytes: body) ?? []
             }
             guard let nonce = try? SecureRandom.identifier() else { return .failure(Refusal(JSend.error(500, "Internal error"))) }
-            headers.removeAll { $0.name.lowercased() == "authorization" }
+            headers.removeAll { $0.hasName("authorization") }
             headers.append(HTTPHeader(
                 name: "Authorization",
                 value: signer.authorization(method: method, url: url, parameters: signed, nonce: nonce, timestamp: Timestamp.now())))

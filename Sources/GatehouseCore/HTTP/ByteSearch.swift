@@ -32,3 +32,23 @@ extension StringProtocol {
         return found ?? String(self).hasSuffixBytes(suffix)
     }
 }
+
+extension String {
+    /// Equality ignoring ASCII case, over contiguous bytes: header names are ASCII tokens,
+    /// compared on every header lookup, where `lowercased()` would allocate and apply Unicode
+    /// rules they do not need.
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        var lhs = self
+        var rhs = other
+        return lhs.withUTF8 { a in
+            rhs.withUTF8 { b in
+                for index in 0..<a.count where a[index] != b[index] {
+                    let folded = a[index] | 0x20
+                    guard folded == b[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+                }
+                return true
+            }
+        }
+    }
+}
