@@ -192,7 +192,7 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Delivers every transfer libcurl reports as done.
     private func drainFinished(_ active: inout [ObjectIdentifier: EasyHandle]) {
-        InlineExecutor.shared.batching { drainFinishedBatch(&active) }
+        InlineResumption.shared.batching { drainFinishedBatch(&active) }
     }
 
     private func drainFinishedBatch(_ active: inout [ObjectIdentifier: EasyHandle]) {
@@ -211,9 +211,9 @@ final class CurlMulti: @unchecked Sendable {
             }
             detach(handle)
             // A request handler waiting for this answer continues here rather than on a pool
-            // thread (see InlineExecutor); other waiters are unaffected.
+            // thread (see InlineResumption); other waiters are unaffected.
             let outcome = handle.outcome(for: result)
-            InlineExecutor.shared.runningInline { handle.completion.resolve(outcome) }
+            InlineResumption.shared.runningInline { handle.completion.resolve(outcome) }
         }
     }
 

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import Dispatch
 internal import GatehouseCore
 internal import Synchronization
 
@@ -8,7 +9,7 @@ internal import Synchronization
 /// only touches `reply` (behind a mutex). `@unchecked Sendable` because it holds the
 /// connection pointer, which is used only on libmicrohttpd's threads and in
 /// `MHD_resume_connection`, which is documented as callable from any thread.
-final class Exchange: @unchecked Sendable {
+final class Exchange: TaskExecutor, @unchecked Sendable {
     private let connection: OpaquePointer
     private let daemon: Daemon
     private let method: String
@@ -26,10 +27,24 @@ final class Exchange: @unchecked Sendable {
     /// Set once a 413 is decided, so later body chunks are dropped.
     var rejectedForSize = false
     private var discarded = 0
-    /// A deferred handler's answer, and whether the connection was suspended to wait for it.
-    /// A deferred handler's answer; whether the connection was suspended to wait for it; and
-    /// whether the one answer this exchange takes has been given (or the connection is gone).
-    private let reply = Mutex<(response: HTTPResponse?, suspended: Bool, answered: Bool)>((nil, false, false))
+    /// Whether a deferred handler has been started; later final calls come after a resume.
+    private var dispatched = false
+    private let reply = Mutex(Reply())
+
+    /// What a deferred handler and libmicrohttpd's thread for this connection share.
+    private struct Reply {
+        /// The handler's answer, until the connection's thread queues it.
+        var response: HTTPResponse?
+        /// The handler's next stretch, woken by another thread, for the connection's thread
+        /// to run.
+        var parked: UnownedJob?
+        /// The connection is suspended: whoever leaves something here must resume it.
+        var suspended = false
+        /// The one answer this exchange takes has been given (or the connection is gone).
+        var answered = false
+        /// The watchdog holds this exchange.
+        var watched = false
+    }
 
     init(connection: OpaquePointer, method: String, url: String, daemon: Daemon) {
         self.connection = connection
@@ -69,9 +84,7 @@ final class Exchange: @unchecked Sendable {
             }
             return .YES
         }
-        if let ready = reply.withLock({ slot -> HTTPResponse? in defer { slot.response = nil }; return slot.response }) {
-            return queue(ready)
-        }
+        if dispatched { return settle() }
         if rejectedForSize { return queue(.error(413, "payload_too_large", "the request body exceeds the limit")) }
         return dispatch()
     }
@@ -102,45 +115,69 @@ final class Exchange: @unchecked Sendable {
         case .found(.deferred(let handler), let parameters):
             request.pathParameters = parameters
             let frozen = request
+            dispatched = true
             // The handler starts here, on this thread; if it finishes without suspending, its
             // answer is already in `reply` when the task creation returns.
-            InlineExecutor.shared.runningInline {
-                Task(executorPreference: InlineExecutor.shared) { [self] in complete(await handler(frozen)) }
+            InlineResumption.shared.runningInline {
+                Task(executorPreference: self) { [self] in complete(await handler(frozen)) }
             }
-            let early = reply.withLock { slot -> HTTPResponse? in
+            return settle()
+        }
+    }
+
+    /// Runs on this connection's thread whatever of the handler is ready to run, then queues
+    /// its answer or suspends the connection until another thread leaves something.
+    private func settle() -> MHD_Result {
+        enum Next { case answer(HTTPResponse), run(UnownedJob), wait }
+        while true {
+            let next = reply.withLock { slot -> Next in
+                if let job = slot.parked {
+                    slot.parked = nil
+                    return .run(job)
+                }
                 if let ready = slot.response {
                     slot.response = nil
-                    return ready
+                    return .answer(ready)
                 }
-                // Suspend under the lock, so a handler finishing on another thread right now
+                // Suspend under the lock, so a thread finishing or waking the handler right now
                 // resumes only a connection that is already suspended.
                 slot.suspended = true
                 MHD_suspend_connection(connection)
-                // Watched before the lock opens, so a completion always finds the entry to drop.
-                daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
-                return nil
+                if !slot.watched {
+                    slot.watched = true
+                    // Watched before the lock opens, so a completion always finds the entry to drop.
+                    daemon.watchdog.watch(self, deadline: ContinuousClock.now + daemon.configuration.handlerTimeout)
+                }
+                return .wait
             }
-            if let early { return queue(early) }
-            return .YES
+            switch next {
+            case .answer(let response): return queue(response)
+            case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+            case .wait: return .YES
+            }
         }
     }
 
     /// Hands a deferred handler's response back to libmicrohttpd, once: the handler and the
-    /// watchdog's timeout race, and only the first answer counts. Before the dispatching
-    /// callback has suspended the connection, the answer just waits in `reply` for it.
+    /// watchdog's timeout race, and only the first answer counts. While the connection's
+    /// thread is in `settle`, the answer just waits in `reply` for it.
     func complete(_ response: HTTPResponse) {
-        let resume = reply.withLock { slot -> Bool in
-            guard !slot.answered else { return false }
+        let (resume, watched) = reply.withLock { slot -> (Bool, Bool) in
+            guard !slot.answered else { return (false, false) }
             slot.answered = true
             slot.response = response
-            return slot.suspended
+            defer { slot.suspended = false; slot.watched = false }
+            return (slot.suspended, slot.watched)
         }
-        guard resume else { return }
-        daemon.watchdog.forget(self)
-        // Outside the lock: libmicrohttpd takes its own mutex here, and its threads call back
-        // into this exchange. A thread resuming several handlers in a row hands the
-        // connections back together at the end, so the server thread wakes once for them.
-        if !InlineExecutor.shared.afterBatch({ [self] in MHD_resume_connection(connection) }) {
+        if watched { daemon.watchdog.forget(self) }
+        if resume { resumeConnection() }
+    }
+
+    /// Outside the lock: libmicrohttpd takes its own mutex here, and its threads call back
+    /// into this exchange. A thread resuming several handlers in a row hands the connections
+    /// back together at the end, so the server thread wakes once for them.
+    private func resumeConnection() {
+        if !InlineResumption.shared.afterBatch({ [self] in MHD_resume_connection(connection) }) {
             MHD_resume_connection(connection)
         }
     }
@@ -154,12 +191,15 @@ final class Exchange: @unchecked Sendable {
     /// Called from the completion callback. A connection closed while suspended (daemon
     /// stop) must never be resumed afterwards, so the answer slot is closed here too.
     func finish() {
-        let watched = reply.withLock { slot -> Bool in
+        let (watched, orphan) = reply.withLock { slot -> (Bool, UnownedJob?) in
             slot.answered = true
-            return slot.suspended
+            defer { slot.watched = false; slot.parked = nil }
+            return (slot.watched, slot.parked)
         }
         // Only a suspended handler is ever watched; most requests skip the watchdog's lock.
         if watched { daemon.watchdog.forget(self) }
+        // The connection went before its thread ran the handler's next stretch.
+        if let orphan { runElsewhere(orphan) }
         if let observer = daemon.configuration.observer, let started {
             observer(RequestObservation(method: method, route: route, status: status, duration: .now - started))
         }
@@ -242,5 +282,39 @@ final class Exchange: @unchecked Sendable {
             let count = Int(gh_mhd_client_address(connection, base))
             return PeerAddress.from(UnsafeBufferPointer(buffer), count: count)
         }
+    }
+
+    /// The handler's executor. A stretch woken by a thread that opted into running it
+    /// (`InlineResumption.runningInline`: the dispatching callback, the HTTP client) runs
+    /// there. Any other (the SQLite writer's commit, a Redis reply) is left for this
+    /// connection's thread, which has to wake anyway to send the answer: the waking thread
+    /// goes straight back to its own work, and the handlers it wakes run on the server's
+    /// threads, in parallel, instead of one after another on it.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if InlineResumption.shared.claimInlineTurn() {
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            return
+        }
+        enum Route { case resume, pickedUp, elsewhere }
+        let route = reply.withLock { slot -> Route in
+            guard !slot.answered, slot.parked == nil else { return .elsewhere }
+            slot.parked = job
+            // Not suspended: the connection's thread is still in `settle`, and looks here
+            // before it suspends.
+            guard slot.suspended else { return .pickedUp }
+            slot.suspended = false
+            return .resume
+        }
+        switch route {
+        case .resume: resumeConnection()
+        case .pickedUp: break
+        case .elsewhere: runElsewhere(job)
+        }
+    }
+
+    /// A stretch with no connection to run on (answered already, or the connection gone).
+    private func runElsewhere(_ job: UnownedJob) {
+        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

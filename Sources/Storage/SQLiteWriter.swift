@@ -101,12 +101,11 @@ final class SQLiteWriter: Sendable {
             } catch {
                 notifications = batch.map { write in { write.abandon(error) } }
             }
-            // Each waiting handler carries on here, on this thread, up to its next suspension:
-            // its answer is short work, cheaper than waking another thread to do it.
-            InlineExecutor.shared.batching {
-                for notify in notifications {
-                    InlineExecutor.shared.runningInline(notify)
-                }
+            // A request handler carries on on its connection's server thread, which wakes
+            // anyway to send the answer (see the HTTP server's `Exchange`), so this thread goes
+            // straight back to committing. The connections are handed back together.
+            InlineResumption.shared.batching {
+                for notify in notifications { notify() }
             }
         }
     }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPServer
@@ -31,6 +34,17 @@ func withServer(
             return .json(["slept": milliseconds])
         })
     router.add("GET", "/request-id", .immediate { request in .json(["id": request.requestID]) })
+    router.add(
+        "GET", "/hops",
+        .deferred { request in
+            // Each sleep ends on a timer thread, which did not opt into running the handler.
+            var threads: [String] = []
+            for _ in 0..<(Int(request.queryValue("n") ?? "") ?? 3) {
+                try? await Task.sleep(for: .milliseconds(2))
+                threads.append(currentThreadName())
+            }
+            return .json(["threads": threads])
+        })
     var configuration = HTTPServer.Configuration(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2)
     configuration.maxBodyBytes = 64 << 10
     configure(&configuration)
@@ -162,6 +176,28 @@ struct HTTPServerTests {
             let slow = try await request(port: server.port, "GET /slow?ms=2000 HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(slow.status == 504)
             #expect(try await request(port: server.port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+
+    @Test("a handler woken by another thread carries on on the server's threads, suspension after suspension")
+    func wokenHandlersRunOnServerThreads() async throws {
+        try await withServer { server in
+            let port = server.port
+            // Three on one kept-alive connection: each suspends and is resumed four times.
+            let responses = try await offPool {
+                let connection = try RawHTTPConnection(port: port)
+                return try (0..<3).map { _ in
+                    connection.send("GET /hops?n=4 HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return try connection.readResponse()
+                }
+            }
+            for response in responses {
+                #expect(response.status == 200)
+                let threads = try JSONCoding.decode([String: [String]].self, from: response.body)["threads"] ?? []
+                #expect(threads.count == 4)
+                // libmicrohttpd names its pool threads; the timer's and Dispatch's are named otherwise.
+                #expect(threads.allSatisfy { $0 == "MHD-worker" }, "\(threads)")
+            }
         }
     }
 
@@ -365,4 +401,18 @@ struct HTTPServerTests {
         #expect(logged())
         await server.shutdown(drainTimeout: .seconds(1))
     }
+}
+
+/// The calling thread's name, as `top -H` shows it.
+private func currentThreadName() -> String {
+    let descriptor = open("/proc/thread-self/comm", O_RDONLY)
+    guard descriptor >= 0 else { return "" }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 32)
+    let count = read(descriptor, &buffer, buffer.count)
+    return String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self).trimmingTrailingNewline
+}
+
+extension String {
+    fileprivate var trimmingTrailingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
 }

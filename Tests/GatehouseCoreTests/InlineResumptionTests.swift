@@ -1,8 +1,8 @@
 import GatehouseCore
 import Testing
 
-@Suite("Inline executor")
-struct InlineExecutorTests {
+@Suite("Inline resumption")
+struct InlineResumptionTests {
     /// Everything here runs on the test's own thread, which is what the batch is bound to.
     private final class Log {
         var entries: [String] = []
@@ -11,17 +11,17 @@ struct InlineExecutorTests {
     @Test("work deferred in a batch runs once, after the batch, in order; outside a batch nothing is deferred")
     func batching() {
         let log = Log()
-        #expect(!InlineExecutor.shared.afterBatch { log.entries.append("never") })
-        InlineExecutor.shared.batching {
+        #expect(!InlineResumption.shared.afterBatch { log.entries.append("never") })
+        InlineResumption.shared.batching {
             log.entries.append("body starts")
-            #expect(InlineExecutor.shared.afterBatch { log.entries.append("first") })
+            #expect(InlineResumption.shared.afterBatch { log.entries.append("first") })
             // A nested batch joins the outer one instead of flushing early.
-            InlineExecutor.shared.batching {
-                #expect(InlineExecutor.shared.afterBatch { log.entries.append("second") })
+            InlineResumption.shared.batching {
+                #expect(InlineResumption.shared.afterBatch { log.entries.append("second") })
             }
             log.entries.append("body ends")
         }
         #expect(log.entries == ["body starts", "body ends", "first", "second"])
-        #expect(!InlineExecutor.shared.afterBatch { log.entries.append("never") })
+        #expect(!InlineResumption.shared.afterBatch { log.entries.append("never") })
     }
 }

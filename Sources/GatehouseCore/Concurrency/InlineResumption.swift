@@ -1,33 +1,31 @@
-internal import Dispatch
 #if canImport(Glibc)
 internal import Glibc
 #endif
 
-/// The executor request handlers run on, which lets the thread that starts or resumes a
-/// handler run it at once instead of handing it to another thread.
+/// Where a request handler's next stretch may run at once: on the thread that wakes it,
+/// instead of being handed to another thread.
 ///
 /// Every hand-off is a thread switch, and on the request path those cost more than the work
 /// between them. Two places opt in with `runningInline`:
 /// - the HTTP server thread that dispatches a handler: most handlers never really suspend (a
 ///   cached app, an inline SQLite statement), so they answer on the same callback;
 /// - the HTTP client thread delivering a response: the handler waiting for it carries on right
-///   there (building its answer is short) instead of waking a pool thread to do so.
-/// Only the first job enqueued during `runningInline` runs inline; every other job (after an
-/// actor hop, say, or a second suspension) goes to Dispatch's pool, so nothing recurses and no
-/// thread runs handler code it did not opt into.
+///   there (building its answer is short) instead of waking a server thread to do so.
+/// Only the first job enqueued during `runningInline` runs inline (`claimInlineTurn`); the
+/// executor placing it (the HTTP server's `Exchange`) sends every other one elsewhere, so
+/// nothing recurses and no thread runs handler code it did not opt into.
 ///
 /// `batching` groups such resumptions: what the handlers defer with `afterBatch` (handing
 /// their connections back to the server) runs once the whole group has run. Resuming a
 /// connection wakes a server thread, which would otherwise preempt the resuming thread
 /// after the first handler; in paired login benchmark runs grouping saved about 25 µs of
 /// CPU per login.
-public final class InlineExecutor: TaskExecutor, @unchecked Sendable {
+public final class InlineResumption: @unchecked Sendable {
     // `@unchecked`: the only state is the thread-local keys, set once in init.
-    public static let shared = InlineExecutor()
+    public static let shared = InlineResumption()
 
     private var key = pthread_key_t()
     private var batchKey = pthread_key_t()
-    private let pool = DispatchQueue.global()
 
     private init() {
         pthread_key_create(&key, nil)
@@ -62,21 +60,19 @@ public final class InlineExecutor: TaskExecutor, @unchecked Sendable {
         return true
     }
 
-    /// Calls `body`, letting the first job enqueued on this executor by this thread during it
-    /// run at once instead of being queued.
+    /// Calls `body`, letting the first job this thread enqueues during it run at once instead
+    /// of being queued.
     public func runningInline(_ body: () -> Void) {
         pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
         body()
         pthread_setspecific(key, nil)
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        if pthread_getspecific(key) != nil {
-            pthread_setspecific(key, nil)
-            unowned.runSynchronously(on: asUnownedTaskExecutor())
-            return
-        }
-        pool.async { unowned.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    /// True, once, for the first job enqueued on this thread inside `runningInline`: that job
+    /// may run at once. The executor placing it asks.
+    public func claimInlineTurn() -> Bool {
+        guard pthread_getspecific(key) != nil else { return false }
+        pthread_setspecific(key, nil)
+        return true
     }
 }
