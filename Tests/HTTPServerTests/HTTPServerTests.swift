@@ -201,6 +201,35 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("a client that hangs up while its handler is suspended: the handler still runs to its end, the server serves on")
+    func hangUpWhileSuspended() async throws {
+        let finished = Atomic<Int>(0)
+        var router = Router()
+        router.add("GET", "/hello", .immediate { _ in .json(["hello": "world"]) })
+        router.add("GET", "/hops", .deferred { _ in
+            for _ in 0..<3 { try? await Task.sleep(for: .milliseconds(5)) }
+            finished.add(1, ordering: .relaxed)
+            return .json(["done": true])
+        })
+        let server = try HTTPServer(
+            configuration: .init(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2),
+            router: router, logger: .silent())
+        let port = server.port
+        let abandoned = 20
+        try await offPool {
+            for _ in 0..<abandoned {
+                let connection = try RawHTTPConnection(port: port)
+                connection.send("GET /hops HTTP/1.1\r\nHost: x\r\n\r\n")
+                // Dropping the connection closes it, usually while the handler sleeps.
+            }
+        }
+        for _ in 0..<250 where finished.load(ordering: .relaxed) < abandoned { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(finished.load(ordering: .relaxed) == abandoned)
+        #expect(try await request(port: port, "GET /hops HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        #expect(try await request(port: port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        await server.shutdown(drainTimeout: .seconds(1))
+    }
+
     @Test("many concurrent deferred requests do not occupy server threads")
     func concurrency() async throws {
         try await withServer { server in
