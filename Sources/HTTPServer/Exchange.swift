@@ -284,18 +284,18 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// The handler's executor. A stretch woken by a thread that opted into running it
-    /// (`InlineResumption.runningInline`: the dispatching callback, the HTTP client) runs
-    /// there. Any other (the SQLite writer's commit, a Redis reply) is left for this
-    /// connection's thread, which has to wake anyway to send the answer: the waking thread
-    /// goes straight back to its own work, and the handlers it wakes run on the server's
-    /// threads, in parallel, instead of one after another on it.
+    /// The handler's executor, which runs each stretch where the thread waking it asks:
+    /// right there if it opted in (`InlineResumption.runningInline`: the dispatching
+    /// callback, the HTTP client); on this connection's server thread if it hands its
+    /// handlers off (`handingOff`: the SQLite writer after a commit), which has to wake
+    /// anyway to send the answer; anywhere else (a Redis reply, a timer) on Dispatch's pool.
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if InlineResumption.shared.claimInlineTurn() {
             job.runSynchronously(on: asUnownedTaskExecutor())
             return
         }
+        guard InlineResumption.shared.isHandingOff else { return runElsewhere(job) }
         enum Route { case resume, pickedUp, elsewhere }
         let route = reply.withLock { slot -> Route in
             guard !slot.answered, slot.parked == nil else { return .elsewhere }
@@ -313,7 +313,8 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// A stretch with no connection to run on (answered already, or the connection gone).
+    /// A stretch not handed to the connection, or with no connection to run on (answered
+    /// already, or the connection gone).
     private func runElsewhere(_ job: UnownedJob) {
         DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

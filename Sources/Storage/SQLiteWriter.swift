@@ -103,9 +103,13 @@ final class SQLiteWriter: Sendable {
             }
             // A request handler carries on on its connection's server thread, which wakes
             // anyway to send the answer (see the HTTP server's `Exchange`), so this thread goes
-            // straight back to committing. The connections are handed back together.
+            // straight back to committing. The connections are handed back together. (Running
+            // the handlers here instead made every login wait for the others' work in the
+            // batch: about 7% fewer logins per second in paired runs.)
             InlineResumption.shared.batching {
-                for notify in notifications { notify() }
+                InlineResumption.shared.handingOff {
+                    for notify in notifications { notify() }
+                }
             }
         }
     }

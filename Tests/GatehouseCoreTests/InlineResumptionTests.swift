@@ -24,4 +24,20 @@ struct InlineResumptionTests {
         #expect(log.entries == ["body starts", "body ends", "first", "second"])
         #expect(!InlineResumption.shared.afterBatch { log.entries.append("never") })
     }
+
+    @Test("an inline turn is taken once; handing off holds for the whole body, and only on its thread")
+    func turns() {
+        #expect(!InlineResumption.shared.claimInlineTurn())
+        InlineResumption.shared.runningInline {
+            #expect(InlineResumption.shared.claimInlineTurn())
+            #expect(!InlineResumption.shared.claimInlineTurn())
+        }
+        #expect(!InlineResumption.shared.isHandingOff)
+        InlineResumption.shared.handingOff {
+            #expect(InlineResumption.shared.isHandingOff)
+            #expect(InlineResumption.shared.isHandingOff)
+            #expect(!InlineResumption.shared.claimInlineTurn())
+        }
+        #expect(!InlineResumption.shared.isHandingOff)
+    }
 }

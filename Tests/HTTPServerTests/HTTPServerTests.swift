@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPServer
@@ -37,10 +38,9 @@ func withServer(
     router.add(
         "GET", "/hops",
         .deferred { request in
-            // Each sleep ends on a timer thread, which did not opt into running the handler.
             var threads: [String] = []
             for _ in 0..<(Int(request.queryValue("n") ?? "") ?? 3) {
-                try? await Task.sleep(for: .milliseconds(2))
+                await wokenByHandOff()
                 threads.append(currentThreadName())
             }
             return .json(["threads": threads])
@@ -179,7 +179,7 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("a handler woken by another thread carries on on the server's threads, suspension after suspension")
+    @Test("a handler woken by a thread that hands it off carries on on the server's threads, suspension after suspension")
     func wokenHandlersRunOnServerThreads() async throws {
         try await withServer { server in
             let port = server.port
@@ -207,7 +207,11 @@ struct HTTPServerTests {
         var router = Router()
         router.add("GET", "/hello", .immediate { _ in .json(["hello": "world"]) })
         router.add("GET", "/hops", .deferred { _ in
-            for _ in 0..<3 { try? await Task.sleep(for: .milliseconds(5)) }
+            // Half of each: handed back to the (gone) connection, and resumed on Dispatch's pool.
+            for _ in 0..<2 {
+                await wokenByHandOff()
+                try? await Task.sleep(for: .milliseconds(2))
+            }
             finished.add(1, ordering: .relaxed)
             return .json(["done": true])
         })
@@ -429,6 +433,16 @@ struct HTTPServerTests {
         }
         #expect(logged())
         await server.shutdown(drainTimeout: .seconds(1))
+    }
+}
+
+/// Suspends until another thread wakes the handler inside `handingOff`, as the SQLite writer
+/// does after a commit.
+private func wokenByHandOff() async {
+    await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(2)) {
+            InlineResumption.shared.handingOff { continuation.resume() }
+        }
     }
 }
 

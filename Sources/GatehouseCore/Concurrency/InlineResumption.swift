@@ -13,7 +13,8 @@ internal import Glibc
 ///   there (building its answer is short) instead of waking a server thread to do so.
 /// Only the first job enqueued during `runningInline` runs inline (`claimInlineTurn`); the
 /// executor placing it (the HTTP server's `Exchange`) sends every other one elsewhere, so
-/// nothing recurses and no thread runs handler code it did not opt into.
+/// nothing recurses and no thread runs handler code it did not opt into. A thread may
+/// instead hand the handlers it wakes back to their connections (`handingOff`).
 ///
 /// `batching` groups such resumptions: what the handlers defer with `afterBatch` (handing
 /// their connections back to the server) runs once the whole group has run. Resuming a
@@ -26,10 +27,12 @@ public final class InlineResumption: @unchecked Sendable {
 
     private var key = pthread_key_t()
     private var batchKey = pthread_key_t()
+    private var handOffKey = pthread_key_t()
 
     private init() {
         pthread_key_create(&key, nil)
         pthread_key_create(&batchKey, nil)
+        pthread_key_create(&handOffKey, nil)
     }
 
     /// Work deferred to the end of a `batching` scope.
@@ -67,6 +70,22 @@ public final class InlineResumption: @unchecked Sendable {
         body()
         pthread_setspecific(key, nil)
     }
+
+    /// Calls `body`, asking that the handlers it wakes carry on on their connections' own
+    /// server threads, which wake anyway to send the answers, instead of here or on
+    /// Dispatch's pool. The SQLite writer wakes its handlers so after a commit: they then
+    /// run in parallel while it commits the next batch. A Redis lane does not: a handler
+    /// makes several Redis calls per request, and handing its connection back to the server
+    /// for each (two `epoll_ctl` calls and a wake-up) cost more CPU per login, in paired
+    /// runs, than a hop to the pool.
+    public func handingOff(_ body: () -> Void) {
+        pthread_setspecific(handOffKey, UnsafeRawPointer(bitPattern: 1))
+        body()
+        pthread_setspecific(handOffKey, nil)
+    }
+
+    /// Whether this thread is inside `handingOff`.
+    public var isHandingOff: Bool { pthread_getspecific(handOffKey) != nil }
 
     /// True, once, for the first job enqueued on this thread inside `runningInline`: that job
     /// may run at once. The executor placing it asks.
