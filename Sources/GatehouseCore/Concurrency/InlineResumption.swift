@@ -75,9 +75,9 @@ public final class InlineResumption: @unchecked Sendable {
     /// server threads, which wake anyway to send the answers, instead of here or on
     /// Dispatch's pool. The SQLite writer wakes its handlers so after a commit: they then
     /// run in parallel while it commits the next batch. A Redis lane does not: a handler
-    /// makes several Redis calls per request, and handing its connection back to the server
-    /// for each (two `epoll_ctl` calls and a wake-up) cost more CPU per login, in paired
-    /// runs, than a hop to the pool.
+    /// makes several Redis calls per request, each of which would then cost a suspend and a
+    /// resume of its connection (two `epoll_ctl` calls and a wake-up), and paired runs showed
+    /// no gain from it over a hop to the pool.
     public func handingOff(_ body: () -> Void) {
         pthread_setspecific(handOffKey, UnsafeRawPointer(bitPattern: 1))
         body()
