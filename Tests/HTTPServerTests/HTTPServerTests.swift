@@ -195,7 +195,7 @@ struct HTTPServerTests {
                 #expect(response.status == 200)
                 let threads = try JSONCoding.decode([String: [String]].self, from: response.body)["threads"] ?? []
                 #expect(threads.count == 4)
-                // libmicrohttpd names its pool threads; the timer's and Dispatch's are named otherwise.
+                // libmicrohttpd names its pool threads; Dispatch's, which wake the handler here, are named otherwise.
                 #expect(threads.allSatisfy { $0 == "MHD-worker" }, "\(threads)")
             }
         }
