@@ -68,16 +68,19 @@ public struct JWS: Sendable {
         return Array(token.utf8)
     }
 
-    /// The offsets of the two dots.
+    /// The offsets of the two dots, found eight bytes at a time: the scan covers the whole
+    /// token (a kilobyte for Apple's) on every verification.
     private static func dots(in bytes: [UInt8]) throws(JOSEError) -> (Int, Int) {
-        var first: Int?
-        var second: Int?
-        for offset in bytes.indices where bytes[offset] == UInt8(ascii: ".") {
-            guard second == nil else { throw .malformed("a compact JWS has exactly three parts") }
-            if first == nil { first = offset } else { second = offset }
+        let dot = UInt8(ascii: ".")
+        let found = bytes.withUnsafeBufferPointer { buffer -> (Int, Int)? in
+            guard let first = ByteScan.firstIndex(of: dot, in: buffer, from: 0),
+                let second = ByteScan.firstIndex(of: dot, in: buffer, from: first + 1),
+                ByteScan.firstIndex(of: dot, in: buffer, from: second + 1) == nil
+            else { return nil }
+            return (first, second)
         }
-        guard let first, let second else { throw .malformed("a compact JWS has exactly three parts") }
-        return (first, second)
+        guard let found else { throw .malformed("a compact JWS has exactly three parts") }
+        return found
     }
 
     private static func decode(_ part: ArraySlice<UInt8>, part name: String) throws(JOSEError) -> [UInt8] {

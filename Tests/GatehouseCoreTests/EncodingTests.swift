@@ -135,6 +135,27 @@ struct EncodingTests {
         }
     }
 
+    @Test("a byte scan finds the first match from any start, inside or after the eight-byte strides")
+    func byteScan() {
+        for length in 0..<40 {
+            for position in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                bytes[position] = UInt8(ascii: ".")
+                bytes.withUnsafeBufferPointer { buffer in
+                    for start in 0...length {
+                        let expected: Int? = start <= position ? position : nil
+                        #expect(ByteScan.firstIndex(of: UInt8(ascii: "."), in: buffer, from: start) == expected)
+                    }
+                }
+            }
+        }
+        // Bytes that differ from the target only in their high bit, or by a carry, never match.
+        let lookalikes = Array(repeating: [0xAE, 0x2D, 0x2F, 0x0E, 0xFF, 0x00, 0x6E, 0x2C] as [UInt8], count: 3).flatMap { $0 }
+        lookalikes.withUnsafeBufferPointer { buffer in
+            #expect(ByteScan.firstIndex(of: UInt8(ascii: "."), in: buffer, from: 0) == nil)
+        }
+    }
+
     @Test("random documents survive writing and parsing unchanged (fixed seed)")
     func jsonRoundTrips() {
         // SplitMix64: deterministic, so a failure names a reproducible document.

@@ -177,12 +177,18 @@ struct AppRegistry: Sendable {
     // MARK: Validation
 
     /// OAuth.io's id alphabet and length (`^[a-zA-Z0-9\-_]{23,27}$`).
+    /// Checked over the contiguous bytes where the string has them (native strings do): every
+    /// sign-in checks its app key this way more than once, and walking the `UTF8View` cost more
+    /// than the check.
     static func isIdentifier(_ text: String) -> Bool {
-        (23...27).contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            }
+        guard (23...27).contains(text.utf8.count) else { return false }
+        return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isIdentifierByte) }
+            ?? text.utf8.allSatisfy(isIdentifierByte)
+    }
+
+    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
     }
 
     static func validName(_ name: String) throws(RegistryError) -> String {

@@ -1,7 +1,22 @@
 /// Eight-byte strides over the plain runs JSON text is mostly made of (a token's base64url, a
 /// URL), so the per-byte loops after them only look at what ends a run. Each stride tests all
 /// eight bytes at once with the carry tricks below, which are exact for "is there any such byte".
-enum ByteScan {
+public enum ByteScan {
+    /// The offset of the first `byte` at or after `start`, or nil. Compact JWS parsing looks
+    /// for its dots this way: a token is a kilobyte of base64url with two of them.
+    public static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return nil }
+        var index = start
+        while bytes.count - index >= 8, !has(base.loadUnaligned(fromByteOffset: index, as: UInt64.self), byte) {
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] == byte { return index }
+            index += 1
+        }
+        return nil
+    }
+
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highs: UInt64 = 0x8080_8080_8080_8080
 
