@@ -111,12 +111,13 @@ struct EncodingTests {
 
     @Test("quoting and parsing find every special byte at every offset of a long run")
     func jsonStridesAtEveryOffset() {
-        // The scans stride eight bytes at a time; a special byte must stop them wherever it falls.
+        // The scans stride sixteen bytes at a time; a special byte must stop them wherever it falls,
+        // in the first stride, a later one, or the tail after the last.
         let specials: [(String, String)] = [
             ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#), ("<", #"\u003c"#), (">", #"\u003e"#),
             ("&", #"\u0026"#), ("\u{2028}", #"\u2028"#), ("\u{E9}", "\u{E9}"), ("\u{7F}", "\u{7F}"),
         ]
-        for length in [7, 8, 9, 16, 17, 31] {
+        for length in [7, 15, 16, 17, 31, 32, 33, 47] {
             for offset in 0..<length {
                 for (special, escaped) in specials {
                     let plain = String(repeating: "a", count: length)
@@ -135,9 +136,9 @@ struct EncodingTests {
         }
     }
 
-    @Test("a byte scan finds the first match from any start, inside or after the eight-byte strides")
+    @Test("a byte scan finds the first match from any start, inside or after the sixteen-byte strides")
     func byteScan() {
-        for length in 0..<40 {
+        for length in 0..<50 {
             for position in 0..<length {
                 var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                 bytes[position] = UInt8(ascii: ".")

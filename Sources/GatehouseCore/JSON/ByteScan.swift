@@ -1,14 +1,23 @@
-/// Eight-byte strides over the plain runs JSON text is mostly made of (a token's base64url, a
-/// URL), so the per-byte loops after them only look at what ends a run. Each stride tests all
-/// eight bytes at once with the carry tricks below, which are exact for "is there any such byte".
+/// Sixteen-byte strides over the plain runs JSON text is mostly made of (a token's base64url, a
+/// URL), so the per-byte loops after them only look at what ends a run. Each stride compares
+/// all sixteen bytes at once (SSE2 on x86-64, NEON on arm64), which is exact for "is there any
+/// such byte". Every comparison takes a whole vector on both sides: the overloads with a
+/// scalar on the right are generic and compile to a loop over the lanes.
 public enum ByteScan {
+    private typealias Stride = SIMD16<UInt8>
+    private static let width = Stride.scalarCount
+
+    @inline(__always)
+    private static func splat(_ byte: UInt8) -> Stride { Stride(repeating: byte) }
+
     /// The offset of the first `byte` at or after `start`, or nil. Compact JWS parsing looks
     /// for its dots this way: a token is a kilobyte of base64url with two of them.
     public static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return nil }
+        let target = splat(byte)
         var index = start
-        while bytes.count - index >= 8, !has(base.loadUnaligned(fromByteOffset: index, as: UInt64.self), byte) {
-            index += 8
+        while bytes.count - index >= width, !any(base.loadUnaligned(fromByteOffset: index, as: Stride.self) .== target) {
+            index += width
         }
         while index < bytes.count {
             if bytes[index] == byte { return index }
@@ -17,23 +26,21 @@ public enum ByteScan {
         return nil
     }
 
-    private static let ones: UInt64 = 0x0101_0101_0101_0101
-    private static let highs: UInt64 = 0x8080_8080_8080_8080
-
     /// Advances `index` over bytes that cannot end or escape inside a JSON string (no `"`,
     /// `\`, or control character), whole strides only. Returns the OR of the bytes passed,
     /// whose top bit says whether the run held anything but ASCII.
     @inline(__always)
     static func skipPlainString(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) -> UInt8 {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
-        var seen: UInt64 = 0
-        while bytes.count - index >= 8 {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            guard !hasControl(word), !has(word, 0x22), !has(word, 0x5C) else { break }
-            seen |= word
-            index += 8
+        var seen = Stride()
+        let space = splat(0x20), quote = splat(0x22), backslash = splat(0x5C)
+        while bytes.count - index >= width {
+            let chunk = base.loadUnaligned(fromByteOffset: index, as: Stride.self)
+            guard !any(chunk .< space .| chunk .== quote .| chunk .== backslash) else { break }
+            seen |= chunk
+            index += width
         }
-        return seen & highs == 0 ? 0 : 0x80
+        return seen.max() & 0x80
     }
 
     /// Advances `index` over bytes that `JSONString` copies unchanged: none of the above, nor
@@ -41,27 +48,14 @@ public enum ByteScan {
     @inline(__always)
     static func skipQuotable(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
-        while bytes.count - index >= 8 {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if hasControl(word) || has(word, 0x22) || has(word, 0x5C) || has(word, 0x3C) || has(word, 0x3E)
-                || has(word, 0x26) || has(word, 0xE2)
-            {
-                return
-            }
-            index += 8
+        let space = splat(0x20), quote = splat(0x22), backslash = splat(0x5C)
+        let less = splat(0x3C), greater = splat(0x3E), ampersand = splat(0x26), separatorLead = splat(0xE2)
+        while bytes.count - index >= width {
+            let chunk = base.loadUnaligned(fromByteOffset: index, as: Stride.self)
+            let plain = chunk .< space .| chunk .== quote .| chunk .== backslash
+            let markup = chunk .== less .| chunk .== greater .| chunk .== ampersand .| chunk .== separatorLead
+            if any(plain .| markup) { return }
+            index += width
         }
-    }
-
-    /// Whether some byte of `word` is below 0x20.
-    @inline(__always)
-    private static func hasControl(_ word: UInt64) -> Bool {
-        (word &- ones &* 0x20) & ~word & highs != 0
-    }
-
-    /// Whether some byte of `word` equals `byte`.
-    @inline(__always)
-    private static func has(_ word: UInt64, _ byte: UInt8) -> Bool {
-        let zeroed = word ^ (ones &* UInt64(byte))
-        return (zeroed &- ones) & ~zeroed & highs != 0
     }
 }
