@@ -32,7 +32,18 @@ public final class SQLiteStore: Store {
             lanes.append(Lane(connection: connection))
         }
         self.lanes = lanes
-        writer = try SQLiteWriter(lane: lanes[0])
+        // Checkpoints run on a connection of their own (`SQLiteCheckpointer`), never inside the
+        // writer's commits.
+        try lanes[0].run { connection throws(StoreError) in try connection.executeScript("PRAGMA wal_autocheckpoint=0;") }
+        let checkpoints = try SQLiteConnection(path: path)
+        try checkpoints.executeScript("PRAGMA synchronous=NORMAL;")
+        let checkpointer = try SQLiteCheckpointer(lane: Lane(connection: checkpoints))
+        do throws(StoreError) {
+            writer = try SQLiteWriter(lane: lanes[0], checkpointer: checkpointer)
+        } catch {
+            checkpointer.close()
+            throw error
+        }
     }
 
     public func createApp(_ app: StoredApp) async throws(StoreError) {

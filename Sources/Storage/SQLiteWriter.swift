@@ -20,6 +20,7 @@ internal import Synchronization
 /// disk.
 final class SQLiteWriter: Sendable {
     private let lane: Lane
+    private let checkpointer: SQLiteCheckpointer
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
 
@@ -29,8 +30,9 @@ final class SQLiteWriter: Sendable {
         var closed = false
     }
 
-    init(lane: Lane) throws(StoreError) {
+    init(lane: Lane, checkpointer: SQLiteCheckpointer) throws(StoreError) {
         self.lane = lane
+        self.checkpointer = checkpointer
         // The thread holds the writer until `close` lets it end.
         guard ServiceThread.startDetached(name: "sqlite-writer", { self.serve() }) else {
             throw .unavailable("cannot start the SQLite writer thread")
@@ -41,6 +43,7 @@ final class SQLiteWriter: Sendable {
     func close() {
         queue.withLock { $0.closed = true }
         wakeup.signal()
+        checkpointer.close()
     }
 
     private func serve() {
@@ -112,6 +115,8 @@ final class SQLiteWriter: Sendable {
                     for notify in notifications { notify() }
                 }
             }
+            checkpointer.request()
+            checkpointer.restartIfDue(lane)
         }
     }
 

@@ -188,6 +188,27 @@ struct StoreTests {
         await #expect(throws: StoreError.unavailable("")) { try await store.takeRecord("before") }
     }
 
+    @Test("sqlite: under a steady stream of commits the WAL is checkpointed off the writer and stays bounded")
+    func sqliteWALStaysBounded() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let store = try SQLiteStore(path: path)
+        let value = [UInt8](repeating: 0x5A, count: 600)
+        // One commit per put, two pages or more each: over 120 MB of WAL if nothing rewound it.
+        for index in 0..<16_000 {
+            #expect(try await store.putRecord("r\(index)", value: value, ttlSeconds: 600))
+            if index % 2 == 1 { #expect(try await store.takeRecord("r\(index - 1)") == value) }
+        }
+        var status = stat()
+        #expect(stat(path + "-wal", &status) == 0)
+        // Passive passes copy it back and the writer rewinds it near SQLiteCheckpointer.restartPages.
+        #expect(status.st_size < 40 << 20, "WAL reached \(status.st_size) bytes")
+        await store.close()
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.record("r15999") == value)
+        #expect(try await reopened.record("r15998") == nil)
+        await reopened.close()
+    }
+
     @Test("binary values round-trip byte for byte", arguments: Backend.allCases)
     func binaryValues(backend: Backend) async throws {
         let store = try await backend.make()
