@@ -22,6 +22,7 @@ internal import Glibc
 final class SQLiteCheckpointer: Sendable {
     static let pauseMicroseconds: UInt32 = 50_000
     static let restartPages: Int64 = 4096
+    static let restartWaitMilliseconds: Int32 = 10
 
     private let lane: Lane
     private let wakeup = DispatchSemaphore(value: 0)
@@ -45,8 +46,14 @@ final class SQLiteCheckpointer: Sendable {
     /// it at `restartPages` or more.
     func restartIfDue(_ writerLane: Lane) {
         guard restartDue.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        // Busy (a reader still on the old WAL) leaves the WAL as it is; the next pass asks again.
-        _ = try? writerLane.run { connection throws(StoreError) in try connection.query("PRAGMA wal_checkpoint(RESTART)") }
+        // RESTART waits in the busy handler for readers to leave the old WAL, and every write
+        // queues meanwhile: a reader that stays (another process's long read) must cost a few
+        // milliseconds, not the usual 5 s. Busy leaves the WAL as it is; the next pass asks again.
+        _ = try? writerLane.run { connection throws(StoreError) in
+            try connection.withBusyTimeout(milliseconds: Self.restartWaitMilliseconds) { () throws(StoreError) in
+                try connection.query("PRAGMA wal_checkpoint(RESTART)")
+            }
+        }
     }
 
     /// Lets the thread end; a pass under way finishes first.

@@ -43,7 +43,7 @@ final class SQLiteConnection {
             throw .invalidLocation("cannot open \(path): \(message)")
         }
         database = handle
-        sqlite3_busy_timeout(database, 5000)
+        sqlite3_busy_timeout(database, Self.busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(database, 1)
     }
 
@@ -97,6 +97,16 @@ final class SQLiteConnection {
             rows.append(row)
         }
         return rows
+    }
+
+    /// How long SQLite's busy handler retries a lock another connection holds.
+    static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Runs `body` with the busy handler giving up after `milliseconds` instead.
+    func withBusyTimeout<T>(milliseconds: Int32, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        sqlite3_busy_timeout(database, milliseconds)
+        defer { sqlite3_busy_timeout(database, Self.busyTimeoutMilliseconds) }
+        return try body()
     }
 
     /// False in autocommit mode: no BEGIN, or SQLite rolled the transaction back on its own.
