@@ -18,7 +18,9 @@ internal import Glibc
 /// A passive checkpoint cannot rewind the WAL while commits keep landing behind it, so under
 /// sustained load the file would grow for ever. Once it holds `restartPages`, the writer runs
 /// one blocking RESTART checkpoint between two batches (`restartIfDue`); the passive passes
-/// have already flushed and copied nearly all of it, so that stall is short.
+/// have already flushed and copied nearly all of it, so that stall is short. A reader still on
+/// the old WAL stops the rewind: the writer waits 10 ms at most, then leaves the rewind to a
+/// later pass, fewer of them the longer the reader stays.
 final class SQLiteCheckpointer: Sendable {
     static let pauseMicroseconds: UInt32 = 50_000
     static let restartPages: Int64 = 4096
@@ -29,6 +31,10 @@ final class SQLiteCheckpointer: Sendable {
     private let requested = Atomic<Bool>(false)
     private let closed = Atomic<Bool>(false)
     private let restartDue = Atomic<Bool>(false)
+    // The writer's own bookkeeping (only its thread touches them): after a rewind that found a
+    // reader in the way, the next `restartSkips` requests are ignored, doubling up to 32.
+    private let restartSkips = Atomic<Int>(0)
+    private let restartBackoff = Atomic<Int>(0)
 
     init(lane: Lane) throws(StoreError) {
         self.lane = lane
@@ -46,14 +52,22 @@ final class SQLiteCheckpointer: Sendable {
     /// it at `restartPages` or more.
     func restartIfDue(_ writerLane: Lane) {
         guard restartDue.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        if restartSkips.load(ordering: .relaxed) > 0 {
+            restartSkips.subtract(1, ordering: .relaxed)
+            return
+        }
         // RESTART waits in the busy handler for readers to leave the old WAL, and every write
         // queues meanwhile: a reader that stays (another process's long read) must cost a few
-        // milliseconds, not the usual 5 s. Busy leaves the WAL as it is; the next pass asks again.
-        _ = try? writerLane.run { connection throws(StoreError) in
+        // milliseconds, not the usual 5 s, and not at every pass. Busy leaves the WAL as it is.
+        let rows = try? writerLane.run { connection throws(StoreError) in
             try connection.withBusyTimeout(milliseconds: Self.restartWaitMilliseconds) { () throws(StoreError) in
                 try connection.query("PRAGMA wal_checkpoint(RESTART)")
             }
         }
+        let rewound = rows?.first?.first?.integer == 0
+        let backoff = rewound ? 0 : min(max(1, restartBackoff.load(ordering: .relaxed) * 2), 32)
+        restartBackoff.store(backoff, ordering: .relaxed)
+        restartSkips.store(backoff, ordering: .relaxed)
     }
 
     /// Lets the thread end; a pass under way finishes first.
