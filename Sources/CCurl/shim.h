@@ -52,11 +52,11 @@ static inline CURLcode shim_easy_setopt_write_callback(CURL *handle, CURLoption 
     return curl_easy_setopt(handle, option, callback);
 }
 
-/* CURLOPT_READFUNCTION: the body of a POST or PATCH is handed over through it, because a
-   read callback without a seek callback is what stops libcurl from silently sending the
-   body again on another connection (see EasyHandle+Configure.swift). */
-static inline CURLcode shim_easy_setopt_read_callback(CURL *handle, CURLoption option, curl_read_callback callback) {
-    return curl_easy_setopt(handle, option, callback);
+/* CURLOPT_PREREQFUNCTION (libcurl 7.80): called each time libcurl is about to send the
+   request, its own silent replay on a fresh connection included, which is how a POST or
+   PATCH refuses that replay (see EasyHandle+Configure.swift). */
+static inline CURLcode shim_easy_setopt_prereq_callback(CURL *handle, curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
 /* CURLMOPT_* limits (MAX_HOST_CONNECTIONS, MAXCONNECTS, ...) take a long;

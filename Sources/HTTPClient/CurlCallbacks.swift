@@ -18,7 +18,10 @@ enum CurlCallbacks {
     /// CURLOPT_HEADERFUNCTION: one complete header line per call, for every
     /// response in the exchange (1xx, redirects, final, trailers).
     static let header: curl_write_callback = { data, size, count, context in
-        accept(data, size * count, context) { $0.response.appendHeaderLine($1) }
+        accept(data, size * count, context) { handle, line in
+            handle.awaitingResponse = false
+            return handle.response.appendHeaderLine(line)
+        }
     }
 
     /// Hands `total` bytes to `store` on the owning handle; libcurl's "all taken" or "stop".
@@ -31,20 +34,16 @@ enum CurlCallbacks {
         return store(handle, UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : total)) ? total : 0
     }
 
-    /// CURLOPT_READFUNCTION: the request body, handed out once. There is deliberately no
-    /// seek callback, so libcurl cannot rewind it to send it again (see `configure`).
-    static let upload: curl_read_callback = { buffer, size, count, context in
-        guard let context, let buffer else { return 0 }
+    /// CURLOPT_PREREQFUNCTION, for POST and PATCH: libcurl is about to send the request. If
+    /// the previous send got no response byte at all, this is libcurl's own replay on a fresh
+    /// connection (see `configure`): refused, so the transfer fails instead of sending twice.
+    /// A redirect it follows comes after a response, and goes ahead.
+    static let prerequest: curl_prereq_callback = { context, _, _, _, _ in
+        guard let context else { return CURL_PREREQFUNC_ABORT }
         let handle = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
-        let chunk = min(size * count, handle.upload.count - handle.uploadOffset)
-        guard chunk > 0 else { return 0 }
-        let offset = handle.uploadOffset
-        handle.upload.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: chunk)
-        }
-        handle.uploadOffset += chunk
-        return chunk
+        guard !handle.awaitingResponse else { return CURL_PREREQFUNC_ABORT }
+        handle.awaitingResponse = true
+        return CURL_PREREQFUNC_OK
     }
 
     /// pthread start routine for the multi thread. Takes over the +1

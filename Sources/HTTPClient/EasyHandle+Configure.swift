@@ -5,16 +5,13 @@ extension EasyHandle {
     /// verbatim on the request line.
     private static let allowedMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
-    /// Methods that get a fresh connection instead of a pooled one; see the
-    /// note on retries in `configure`.
+    /// Methods libcurl must never send twice; see the note on retries in
+    /// `configure`.
     private static let nonIdempotentMethods: Set<String> = ["POST", "PATCH"]
 
     /// Framing headers are computed by libcurl from the body; letting a
     /// caller override them could desynchronise request framing.
     private static let reservedHeaders = ["content-length", "transfer-encoding", "expect"]
-
-    /// libcurl's smallest upload buffer (UPLOADBUFFER_MIN in lib/urldata.h).
-    private static let uploadBufferBytes = 16 * 1024
 
     /// Applies every per-request option. Order matters only for the body:
     /// POSTFIELDSIZE must precede COPYPOSTFIELDS.
@@ -76,21 +73,22 @@ extension EasyHandle {
         // keep-alive connection, but the server may also have received and
         // processed the request before dying. libcurl 7.88 has no option to
         // turn this off (a CURLOPT_FORBID_RETRY_ON_REUSE was only proposed
-        // in curl PR #18417, 2025). A replay that has already sent body
-        // bytes must first rewind the body (Curl_readrewind), and a body
-        // supplied through CURLOPT_READFUNCTION with no seek callback cannot
-        // be rewound: the transfer then fails with CURLE_SEND_FAIL_REWIND
-        // instead of being sent twice. So a POST or PATCH with a body is
-        // uploaded that way and may ride a pooled connection (a token
-        // exchange saves a TCP handshake); one without a body has nothing
-        // to rewind, so it still gets a fresh connection
-        // (CURLOPT_FRESH_CONNECT), which libcurl never replays. Idempotent
-        // methods keep reusing connections and may be replayed by libcurl,
-        // which RFC 9110 section 9.2.2 permits. (libcurl also replays
-        // HTTP/2 streams the server refused with REFUSED_STREAM or GOAWAY;
-        // the protocol guarantees those were not processed.)
-        if Self.nonIdempotentMethods.contains(method), request.body?.isEmpty ?? true {
-            try set(CURLOPT_FRESH_CONNECT, 1)
+        // in curl PR #18417, 2025). It does call CURLOPT_PREREQFUNCTION
+        // before every send, a replay's included, so a POST or PATCH carries
+        // `CurlCallbacks.prerequest`, which refuses a send that follows one
+        // no response byte answered: the transfer fails instead of being
+        // sent twice. Such requests may then ride pooled connections (a token
+        // exchange saves a TCP handshake), and their body goes out in the
+        // same packet as the head (COPYPOSTFIELDS). A body handed over through
+        // a read callback instead went out in a second send, and a fresh
+        // connection for every bodiless POST cost a handshake. Idempotent
+        // methods may be replayed by libcurl, which RFC 9110 section 9.2.2
+        // permits. (libcurl also replays HTTP/2 streams the server refused
+        // with REFUSED_STREAM or GOAWAY, which the protocol guarantees were
+        // not processed; a POST or PATCH fails there too.)
+        if Self.nonIdempotentMethods.contains(method) {
+            try set(CURLOPT_PREREQDATA, pointer: context)
+            try setPrerequestCallback(CurlCallbacks.prerequest)
         }
 
         try configureHeadersAndBody(request)
@@ -132,18 +130,7 @@ extension EasyHandle {
                 // caller chose.
                 if !hasContentType { lines.append("Content-Type:") }
                 try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
-                if Self.nonIdempotentMethods.contains(method), !body.isEmpty {
-                    upload = body
-                    try set(CURLOPT_POST, 1)
-                    try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
-                    try set(CURLOPT_READFUNCTION, reader: CurlCallbacks.upload)
-                    try set(CURLOPT_READDATA, pointer: context)
-                    // A read callback makes libcurl allocate an upload buffer per handle,
-                    // 64 KiB by default. Freeing a chunk that large makes glibc consolidate
-                    // its free lists on every request; bodies here are small, and a larger
-                    // one just takes more read calls.
-                    try set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes)
-                } else if body.isEmpty {
+                if body.isEmpty {
                     try set(CURLOPT_COPYPOSTFIELDS, "")
                 } else {
                     // COPYPOSTFIELDS copies POSTFIELDSIZE bytes during the call,

@@ -19,9 +19,9 @@ final class EasyHandle: @unchecked Sendable {
     let completion = RequestCompletion()
     /// Filled by the C callbacks on the multi thread only.
     var response: ResponseBuffer
-    /// A POST or PATCH body, read once by `CurlCallbacks.upload` on the multi thread.
-    var upload: [UInt8] = []
-    var uploadOffset = 0
+    /// A request went out and no byte of a response has come back since (see
+    /// `CurlCallbacks.prerequest`). Multi thread only.
+    var awaitingResponse = false
     /// Request header list; libcurl keeps pointing at it until cleanup.
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// CURLOPT_ERRORBUFFER target: libcurl's detailed message ("SSL
@@ -130,8 +130,8 @@ final class EasyHandle: @unchecked Sendable {
         try check(shim_easy_setopt_write_callback(easy, option, callback), option)
     }
 
-    func set(_ option: CURLoption, reader: curl_read_callback) throws(HTTPClientError) {
-        try check(shim_easy_setopt_read_callback(easy, option, reader), option)
+    func setPrerequestCallback(_ callback: curl_prereq_callback) throws(HTTPClientError) {
+        try check(shim_easy_setopt_prereq_callback(easy, callback), CURLOPT_PREREQFUNCTION)
     }
 
     func setHeaderList() throws(HTTPClientError) {
