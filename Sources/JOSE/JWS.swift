@@ -68,7 +68,7 @@ public struct JWS: Sendable {
         return Array(token.utf8)
     }
 
-    /// The offsets of the two dots, found eight bytes at a time: the scan covers the whole
+    /// The offsets of the two dots, found sixteen bytes at a time: the scan covers the whole
     /// token (a kilobyte for Apple's) on every verification.
     private static func dots(in bytes: [UInt8]) throws(JOSEError) -> (Int, Int) {
         let dot = UInt8(ascii: ".")

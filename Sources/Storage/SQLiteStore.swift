@@ -20,24 +20,26 @@ public final class SQLiteStore: Store {
             let directory = String(path[..<slash])
             guard FileSystem.makeDirectories(directory) else { throw .invalidLocation("cannot create the directory \(directory)") }
         }
-        var lanes: [Lane] = []
-        for index in 0..<max(1, connections) {
+        func open() throws(StoreError) -> SQLiteConnection {
             let connection = try SQLiteConnection(path: path)
             try connection.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            return connection
+        }
+        var lanes: [Lane] = []
+        for index in 0..<max(1, connections) {
+            let connection = try open()
             if index == 0 {
                 try SQLiteSchema.migrate(connection)
                 // The file holds sealed secrets only, but it is still nobody else's business.
                 chmod(path, 0o600)
+                // The writer's connection: checkpoints run on a connection of their own
+                // (`SQLiteCheckpointer`), never inside its commits.
+                try connection.executeScript("PRAGMA wal_autocheckpoint=0;")
             }
             lanes.append(Lane(connection: connection))
         }
         self.lanes = lanes
-        // Checkpoints run on a connection of their own (`SQLiteCheckpointer`), never inside the
-        // writer's commits.
-        try lanes[0].run { connection throws(StoreError) in try connection.executeScript("PRAGMA wal_autocheckpoint=0;") }
-        let checkpoints = try SQLiteConnection(path: path)
-        try checkpoints.executeScript("PRAGMA synchronous=NORMAL;")
-        let checkpointer = try SQLiteCheckpointer(lane: Lane(connection: checkpoints))
+        let checkpointer = try SQLiteCheckpointer(lane: Lane(connection: try open()))
         do throws(StoreError) {
             writer = try SQLiteWriter(lane: lanes[0], checkpointer: checkpointer)
         } catch {

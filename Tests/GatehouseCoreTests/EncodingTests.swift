@@ -150,7 +150,7 @@ struct EncodingTests {
                 }
             }
         }
-        // Bytes that differ from the target only in their high bit, or by a carry, never match.
+        // Bytes close to the target (its high bit flipped, its neighbours, zero) never match.
         let lookalikes = Array(repeating: [0xAE, 0x2D, 0x2F, 0x0E, 0xFF, 0x00, 0x6E, 0x2C] as [UInt8], count: 3).flatMap { $0 }
         lookalikes.withUnsafeBufferPointer { buffer in
             #expect(ByteScan.firstIndex(of: UInt8(ascii: "."), in: buffer, from: 0) == nil)
