@@ -76,6 +76,9 @@ public enum Template {
     private enum Encoding { case none, flow, all }
 
     private static func render(_ template: String, _ context: TemplateContext, encoding: Encoding) -> String {
+        // Most query and header values are one reference and nothing else (`{client_id}`,
+        // `{{code}}`): their value, without a scan or an output buffer.
+        if let (name, isFlow) = soleReference(template) { return value(of: name, isFlow: isFlow, context, encoding) }
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []
@@ -120,14 +123,31 @@ public enum Template {
     }
 
     private static func substitute(_ text: ArraySlice<UInt8>, _ context: TemplateContext, _ encoding: Encoding, into output: inout [UInt8]) {
-        scan(text, into: &output) { name, isFlow in
-            let value = isFlow ? (context.flow[name] ?? "") : context.keysetValue(name)
-            switch encoding {
-            case .none: return value
-            case .flow: return isFlow ? PercentEncoding.encode(value) : value
-            case .all: return PercentEncoding.encode(value)
-            }
+        scan(text, into: &output) { name, isFlow in value(of: name, isFlow: isFlow, context, encoding) }
+    }
+
+    private static func value(of name: String, isFlow: Bool, _ context: TemplateContext, _ encoding: Encoding) -> String {
+        let value = isFlow ? (context.flow[name] ?? "") : context.keysetValue(name)
+        switch encoding {
+        case .none: return value
+        case .flow: return isFlow ? PercentEncoding.encode(value) : value
+        case .all: return PercentEncoding.encode(value)
         }
+    }
+
+    /// The name when `template` is exactly one `{name}` or `{{name}}`, read as `scan` reads it.
+    private static func soleReference(_ template: String) -> (name: String, isFlow: Bool)? {
+        let utf8 = template.utf8
+        guard utf8.count >= 3, utf8.first == openBrace, utf8.last == closeBrace else { return nil }
+        let isFlow = utf8.dropFirst().first == openBrace
+        let inner = isFlow ? utf8.dropFirst(2).dropLast(2) : utf8.dropFirst().dropLast()
+        guard !isFlow || (utf8.count >= 5 && utf8.dropLast().last == closeBrace) else { return nil }
+        var name: [UInt8] = []
+        for byte in inner where byte != UInt8(ascii: " ") {
+            guard isNameByte(byte) else { return nil }
+            name.append(byte)
+        }
+        return name.isEmpty ? nil : (String(decoding: name, as: UTF8.self), isFlow)
     }
 
     private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {

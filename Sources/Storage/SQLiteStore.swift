@@ -163,12 +163,15 @@ public final class SQLiteStore: Store {
 
     public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
-        let rows = try await write { connection throws(StoreError) in
-            // One statement, so two racing takers cannot both get the row.
-            try connection.query(
-                "DELETE FROM records WHERE id = ?1 AND expires_at > ?2 RETURNING value", [.text(id), .integer(now)])
+        return try await write { connection throws(StoreError) in
+            // Read, then delete, inside the writer's transaction (BEGIN IMMEDIATE holds the write
+            // lock), so two racing takers cannot both get the row. Cheaper than one
+            // `DELETE … RETURNING`, which gathers its rows in a temporary table first.
+            let rows = try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)])
+            guard let value = rows.first?.first?.blob else { return nil }
+            try connection.query("DELETE FROM records WHERE id = ?1", [.text(id)])
+            return value
         }
-        return rows.first?.first?.blob
     }
 
     public func ping() async throws(StoreError) {

@@ -39,6 +39,8 @@ struct EncodingTests {
         #expect(PercentEncoding.decode("%4") == nil)
         #expect(PercentEncoding.decode("%ff%fe") == nil, "not UTF-8")
         #expect(PercentEncoding.encode("a b/ç~") == "a%20b%2F%C3%A7~")
+        #expect(PercentEncoding.formEncoded([("a b", "x&y=z"), ("", ""), ("ç", "~.-_")]) == "a%20b=x%26y%3Dz&=&%C3%A7=~.-_")
+        #expect(PercentEncoding.formEncoded([(String, String)]()) == "")
         // Over raw bytes (paths, queries, forms): plain ASCII comes back as is, anything else
         // is still decoded and validated.
         func bytes(_ raw: [UInt8], plus: Bool = false) -> String? { PercentEncoding.decode(bytes: raw[...], plusAsSpace: plus) }

@@ -22,6 +22,22 @@ struct TemplateTests {
         #expect(Template.references(in: "{a}{{b}}x{{ c }}") == (keyset: ["a"], flow: ["b", "c"]))
     }
 
+    @Test("a template that is one reference alone renders as the same reference inside text does")
+    func soleReference() {
+        let context = TemplateContext(
+            keyset: ["client_id": "id&1", "scope": ["a", "b"]], parameters: ["client_id": Parameter(), "scope": Parameter(separator: " ")],
+            flow: ["code": "c/1", "state": "S"])
+        for template in ["{client_id}", "{scope}", "{{code}}", "{{ state }}", "{ client_id }", "{{missing}}", "{missing}", "{{code}", "{client_id}}",
+            "{{}}", "{ }", "{}}", "{a{b}", "{{a}b}}", "{{x!}}", "{{{code}}}", "{{code}}}"]
+        {
+            #expect(Template.render(template, context) == String(Template.render("<" + template + ">", context).dropFirst().dropLast()), "\(template)")
+            #expect(Template.renderURL(template, context) == String(Template.renderURL("<" + template + ">", context).dropFirst().dropLast()), "\(template)")
+        }
+        #expect(Template.render("{scope}", context) == "a b")
+        #expect(Template.renderURL("{{code}}", context) == "c%2F1")
+        #expect(Template.render("{{code}", context) == "{{code}")
+    }
+
     @Test("a default may name other keyset values; those are read with their own defaults as written, never chased")
     func derivedDefaults() {
         let parameters: [String: Parameter] = [

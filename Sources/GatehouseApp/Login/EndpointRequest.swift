@@ -16,7 +16,7 @@ enum EndpointRequest {
         for (name, value) in extraQuery.sorted(by: { $0.key < $1.key }) where !value.isEmpty && !pairs.contains(where: { $0.0 == name }) {
             pairs.append((name, value))
         }
-        let encoded = pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+        let encoded = PercentEncoding.formEncoded(pairs)
         var url = url ?? Template.renderURL(endpoint.url, context)
         var headers = Template.renderValues(endpoint.headers, context).map { HTTPHeader(name: $0.name, value: $0.value) }
         headers += extraHeaders

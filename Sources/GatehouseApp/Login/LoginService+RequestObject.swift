@@ -34,7 +34,7 @@ extension LoginService {
             token = try await encryptedRequestObject(token, encryption: encryption, jwksURI: jwksURI)
         }
         let kept = fields.filter { rule.query.contains($0.name) } + [FormField(name: "request", value: token)]
-        return base + "?" + kept.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+        return base + "?" + PercentEncoding.formEncoded(kept.lazy.map { ($0.name, $0.value) })
     }
 
     /// `token` as the content of a JWE to the provider's encryption key: the first `enc` key in

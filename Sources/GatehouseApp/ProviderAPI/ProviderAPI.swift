@@ -53,7 +53,7 @@ struct ProviderAPI: Sendable {
                 body = EndpointRequest.jsonBody(values)
                 headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
             } else if !values.isEmpty {
-                let query = values.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+                let query = PercentEncoding.formEncoded(values)
                 url += (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + query
             }
             headers += Template.renderValues(step.headers, flow).map { HTTPHeader(name: $0.name, value: $0.value) }

@@ -24,7 +24,7 @@ enum UpstreamURL {
         }
         var target = escapeUnsafe(decoded)
         if !target.utf8.contains(UInt8(ascii: "?")), !query.isEmpty {
-            target += "?" + query.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+            target += "?" + PercentEncoding.formEncoded(query.lazy.map { ($0.name, $0.value) })
         }
         let url: String
         if hasScheme(target) {

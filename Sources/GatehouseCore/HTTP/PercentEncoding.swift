@@ -63,6 +63,32 @@ public enum PercentEncoding {
         guard utf8.contains(where: { !isUnreserved($0) }) else { return String(decoding: utf8, as: UTF8.self) }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count + 16)
+        append(utf8: utf8, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `name=value&…`, names and values encoded as `encode` does: a query string or a form body,
+    /// built in one buffer rather than from a string per pair.
+    public static func formEncoded(_ pairs: some Sequence<(String, String)>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        var first = true
+        for (name, value) in pairs {
+            if !first { out.append(UInt8(ascii: "&")) }
+            first = false
+            append(name, to: &out)
+            out.append(UInt8(ascii: "="))
+            append(value, to: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func append(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { append(utf8: $0, to: &out) }
+    }
+
+    private static func append(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         for byte in utf8 {
             if isUnreserved(byte) {
                 out.append(byte)
@@ -72,7 +98,6 @@ public enum PercentEncoding {
                 out.append(hexDigits[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
