@@ -26,6 +26,13 @@ public enum ByteScan {
         return nil
     }
 
+    /// The lanes holding a byte that ends or escapes a JSON string: a control character, `"`
+    /// or `\`.
+    @inline(__always)
+    private static func endsPlainString(_ chunk: Stride) -> SIMDMask<SIMD16<Int8>> {
+        chunk .< splat(0x20) .| chunk .== splat(0x22) .| chunk .== splat(0x5C)
+    }
+
     /// Advances `index` over bytes that cannot end or escape inside a JSON string (no `"`,
     /// `\`, or control character), whole strides only. Returns the OR of the bytes passed,
     /// whose top bit says whether the run held anything but ASCII.
@@ -33,10 +40,9 @@ public enum ByteScan {
     static func skipPlainString(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) -> UInt8 {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
         var seen = Stride()
-        let space = splat(0x20), quote = splat(0x22), backslash = splat(0x5C)
         while bytes.count - index >= width {
             let chunk = base.loadUnaligned(fromByteOffset: index, as: Stride.self)
-            guard !any(chunk .< space .| chunk .== quote .| chunk .== backslash) else { break }
+            guard !any(endsPlainString(chunk)) else { break }
             seen |= chunk
             index += width
         }
@@ -48,13 +54,11 @@ public enum ByteScan {
     @inline(__always)
     static func skipQuotable(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
-        let space = splat(0x20), quote = splat(0x22), backslash = splat(0x5C)
         let less = splat(0x3C), greater = splat(0x3E), ampersand = splat(0x26), separatorLead = splat(0xE2)
         while bytes.count - index >= width {
             let chunk = base.loadUnaligned(fromByteOffset: index, as: Stride.self)
-            let plain = chunk .< space .| chunk .== quote .| chunk .== backslash
             let markup = chunk .== less .| chunk .== greater .| chunk .== ampersand .| chunk .== separatorLead
-            if any(plain .| markup) { return }
+            if any(endsPlainString(chunk) .| markup) { return }
             index += width
         }
     }
