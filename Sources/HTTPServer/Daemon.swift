@@ -19,13 +19,14 @@ final class Daemon: @unchecked Sendable {
     private let listener: Listener
     private let draining = Atomic<Bool>(false)
     private let inFlightCount = Atomic<Int>(0)
-    let watchdog = Watchdog()
+    let watchdog: Watchdog
 
     init(configuration: HTTPServer.Configuration, router: Router, logger: Logger) throws(HTTPServerError) {
         self.router = router
         self.logger = logger
         self.configuration = configuration
         self.handle = Mutex(nil)
+        watchdog = try Watchdog()
         listener = try Listener(address: configuration.address, backlog: 1024, logger: logger)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [
@@ -58,7 +59,6 @@ final class Daemon: @unchecked Sendable {
             }
             throw error
         }
-        watchdog.start()
     }
 
     var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
