@@ -26,21 +26,28 @@ struct LoginState: Sendable {
     var scopeOverride: String?
     var createdAt: Int64
 
-    /// The stored form. Records are written and read on every login, so they go through the
-    /// core's fast JSON rather than Foundation's coders.
+    /// The stored form (`RecordWriter`'s layout 1, fields in declaration order).
     var record: [UInt8] {
-        var object: [String: JSONValue] = [
-            "key": .string(appKey), "provider": .string(provider), "version": .string(version), "origin": .string(origin),
-            "mobile": .bool(mobile), "client_mode": .bool(clientMode), "response_type": .string(responseType.rawValue),
-            "created_at": .number(Double(createdAt)),
-        ]
-        let optionals: [(String, String?)] = [
-            ("redirect_uri", redirectURI), ("redirect_type", redirectType), ("state", clientState), ("code_verifier", codeVerifier),
-            ("nonce", nonce), ("request_token_secret", requestTokenSecret), ("scope", scopeOverride),
-        ]
-        for (key, value) in optionals { if let value { object[key] = .string(value) } }
-        return JSONValue.object(object).serialized()
+        var writer = RecordWriter(layout: Self.layout)
+        writer.append(appKey)
+        writer.append(provider)
+        writer.append(version)
+        writer.append(origin)
+        writer.append(redirectURI)
+        writer.append(redirectType)
+        writer.append(mobile)
+        writer.append(clientState)
+        writer.append(clientMode)
+        writer.append(responseType.rawValue)
+        writer.append(codeVerifier)
+        writer.append(nonce)
+        writer.append(requestTokenSecret)
+        writer.append(scopeOverride)
+        writer.append(createdAt)
+        return writer.bytes
     }
+
+    private static let layout: UInt8 = 1
 
     init(
         appKey: String, provider: String, version: String, origin: String, redirectURI: String?, redirectType: String?, mobile: Bool,
@@ -66,6 +73,27 @@ struct LoginState: Sendable {
 
     /// Reads a stored record; nil if it is damaged.
     init?(record: [UInt8]) {
+        guard var reader = RecordReader(record, layout: Self.layout) else {
+            self.init(jsonRecord: record)
+            return
+        }
+        let appKey = reader.requiredString(), provider = reader.requiredString(), version = reader.requiredString()
+        let origin = reader.requiredString(), redirectURI = reader.string(), redirectType = reader.string()
+        let mobile = reader.flag(), clientState = reader.string(), clientMode = reader.flag()
+        let type = ResponseType(rawValue: reader.requiredString())
+        let codeVerifier = reader.string(), nonce = reader.string(), requestTokenSecret = reader.string()
+        let scopeOverride = reader.string(), createdAt = reader.integer()
+        guard reader.finished, let type else { return nil }
+        self.init(
+            appKey: appKey, provider: provider, version: version, origin: origin, redirectURI: redirectURI,
+            redirectType: redirectType, mobile: mobile, clientState: clientState, clientMode: clientMode, responseType: type,
+            codeVerifier: codeVerifier, nonce: nonce, requestTokenSecret: requestTokenSecret, scopeOverride: scopeOverride,
+            createdAt: createdAt)
+    }
+
+    /// The JSON form earlier versions stored, still in the store for up to 20 minutes after
+    /// an upgrade (or written by an older process sharing Redis).
+    private init?(jsonRecord record: [UInt8]) {
         guard let object = JSONValue.parse(record)?.objectValue, let appKey = object["key"]?.stringValue,
             let provider = object["provider"]?.stringValue, let version = object["version"]?.stringValue,
             let origin = object["origin"]?.stringValue, let type = object["response_type"]?.stringValue.flatMap(ResponseType.init(rawValue:))
@@ -82,27 +110,47 @@ struct LoginState: Sendable {
 }
 
 /// A finished server-side login waiting for the app backend to redeem its one-time code.
+/// It keeps the answer `/auth/access_token` gives, already as JSON text: the credentials
+/// (refresh token included) with `state` and `provider`, so redeeming parses nothing.
 struct LoginCode: Sendable {
     var appKey: String
-    var provider: String
-    var clientState: String?
-    /// The credentials, refresh token included, exactly as `/auth/access_token` returns them.
-    var result: [String: JSONValue]
-
-    var record: [UInt8] {
-        var object: [String: JSONValue] = ["key": .string(appKey), "provider": .string(provider), "result": .object(result)]
-        if let clientState { object["state"] = .string(clientState) }
-        return JSONValue.object(object).serialized()
-    }
+    var answer: [UInt8]
 
     init(appKey: String, provider: String, clientState: String?, result: [String: JSONValue]) {
+        var answer = result
+        answer["state"] = clientState.map(JSONValue.string) ?? .null
+        answer["provider"] = .string(provider)
         self.appKey = appKey
-        self.provider = provider
-        self.clientState = clientState
-        self.result = result
+        self.answer = JSONValue.object(answer).serialized()
     }
 
+    /// The stored form (`RecordWriter`'s layout 1): the app key, then the answer to the end.
+    var record: [UInt8] {
+        var writer = RecordWriter(layout: Self.layout, capacity: answer.count + appKey.utf8.count + 8)
+        writer.append(appKey)
+        writer.appendRemainder(answer)
+        return writer.bytes
+    }
+
+    private static let layout: UInt8 = 1
+
     init?(record: [UInt8]) {
+        guard var reader = RecordReader(record, layout: Self.layout) else {
+            self.init(jsonRecord: record)
+            return
+        }
+        let appKey = reader.requiredString(), answer = reader.remainder()
+        guard reader.finished, !answer.isEmpty else { return nil }
+        self.init(appKey: appKey, answer: answer)
+    }
+
+    private init(appKey: String, answer: [UInt8]) {
+        self.appKey = appKey
+        self.answer = answer
+    }
+
+    /// The JSON form earlier versions stored (see `LoginState.init(jsonRecord:)`).
+    private init?(jsonRecord record: [UInt8]) {
         guard let object = JSONValue.parse(record)?.objectValue, let appKey = object["key"]?.stringValue,
             let provider = object["provider"]?.stringValue, let result = object["result"]?.objectValue
         else { return nil }

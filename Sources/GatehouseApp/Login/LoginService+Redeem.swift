@@ -34,10 +34,7 @@ extension LoginService {
         guard let taken, let pending = LoginCode(record: taken), pending.appKey == key else {
             return JSend.fail(400, field: "code", "invalid or expired")
         }
-        var result = pending.result
-        result["state"] = pending.clientState.map(JSONValue.string) ?? .null
-        result["provider"] = .string(pending.provider)
-        return .json(JSONValue.object(result))
+        return .jsonBytes(pending.answer)
     }
 
     /// `POST /auth/refresh_token/:provider`: a backend renews an access token.

@@ -26,21 +26,19 @@ public enum JSONString {
                     if index == bytes.count { break }
                 }
                 let byte = bytes[index]
+                // Appended piece by piece: an array literal here would be a heap allocation per escape.
                 switch byte {
-                case UInt8(ascii: "\""): out += [0x5C, 0x22]
-                case UInt8(ascii: "\\"): out += [0x5C, 0x5C]
-                case 0x0A: out += [0x5C, UInt8(ascii: "n")]
-                case 0x0D: out += [0x5C, UInt8(ascii: "r")]
-                case 0x09: out += [0x5C, UInt8(ascii: "t")]
-                case UInt8(ascii: "<"): out += Array("\\u003c".utf8)
-                case UInt8(ascii: ">"): out += Array("\\u003e".utf8)
-                case UInt8(ascii: "&"): out += Array("\\u0026".utf8)
+                case UInt8(ascii: "\""): appendEscape(UInt8(ascii: "\""), to: &out)
+                case UInt8(ascii: "\\"): appendEscape(UInt8(ascii: "\\"), to: &out)
+                case 0x0A: appendEscape(UInt8(ascii: "n"), to: &out)
+                case 0x0D: appendEscape(UInt8(ascii: "r"), to: &out)
+                case 0x09: appendEscape(UInt8(ascii: "t"), to: &out)
                 case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
                     // U+2028 and U+2029 end a JavaScript line even inside a string literal.
-                    out += Array((bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    appendUnicodeEscape(bytes[index + 2] == 0xA8 ? 0x2028 : 0x2029, to: &out)
                     index += 2
-                case 0x00..<0x20:
-                    out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                case 0x00..<0x20, UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"):
+                    appendUnicodeEscape(UInt16(byte), to: &out)
                 default:
                     out.append(byte)
                 }
@@ -50,7 +48,20 @@ public enum JSONString {
         out.append(UInt8(ascii: "\""))
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
+    @inline(__always)
+    private static func appendEscape(_ letter: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\\"))
+        out.append(letter)
+    }
+
+    /// `\uXXXX`, lowercase hex.
+    private static func appendUnicodeEscape(_ unit: UInt16, to out: inout [UInt8]) {
+        appendEscape(UInt8(ascii: "u"), to: &out)
+        for shift in stride(from: 12, through: 0, by: -4) {
+            let digit = UInt8(truncatingIfNeeded: unit >> UInt16(shift)) & 0x0F
+            out.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
+    }
 
     /// Bytes the switch above must look at: controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2,
     /// the lead byte of U+2028/U+2029.
