@@ -13,6 +13,7 @@ public struct SecretBox: Sendable {
     public static let keyLength = 32
 
     private let key: [UInt8]
+    private let gcm: AESGCM.Keyed
 
     /// A box over a 32-byte master key.
     public init(key: [UInt8]) throws(CryptoError) {
@@ -20,13 +21,20 @@ public struct SecretBox: Sendable {
             throw .invalidKey("the master key must be \(Self.keyLength) bytes, got \(key.count)")
         }
         self.key = key
+        gcm = AESGCM.Keyed(key: key)
     }
 
     /// Encrypts `plaintext`, binding `context`.
     public func seal(_ plaintext: [UInt8], context: String) throws(CryptoError) -> [UInt8] {
         let nonce = try SecureRandom.bytes(Self.nonceLength)
-        let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, aad: Array(context.utf8))
-        return [Self.version] + nonce + sealed.ciphertext + sealed.tag
+        let sealed = try gcm.seal(plaintext, nonce: nonce, aad: Array(context.utf8))
+        var out: [UInt8] = []
+        out.reserveCapacity(1 + nonce.count + sealed.ciphertext.count + sealed.tag.count)
+        out.append(Self.version)
+        out += nonce
+        out += sealed.ciphertext
+        out += sealed.tag
+        return out
     }
 
     /// Decrypts a value made by `seal` with the same key and `context`.
@@ -38,7 +46,7 @@ public struct SecretBox: Sendable {
         let nonce = Array(sealed[1..<(1 + Self.nonceLength)])
         let ciphertext = Array(sealed[(1 + Self.nonceLength)..<(sealed.count - Self.tagLength)])
         let tag = Array(sealed[(sealed.count - Self.tagLength)...])
-        return try AESGCM.open(ciphertext, key: key, nonce: nonce, aad: Array(context.utf8), tag: tag)
+        return try gcm.open(ciphertext, nonce: nonce, aad: Array(context.utf8), tag: tag)
     }
 
     /// A 32-byte key for `purpose`, derived from the master key (HMAC-SHA256 as a PRF), so

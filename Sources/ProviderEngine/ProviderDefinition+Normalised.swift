@@ -9,6 +9,8 @@ extension ProviderDefinition {
         normalisedOAuth2 = makeNormalisedOAuth2()
         normalisedOAuth1 = makeNormalisedOAuth1()
         callbackCarriesState = makeCallbackCarriesState()
+        requestFlowFields = RequestFlowFields(
+            oauth2: normalisedOAuth2?.request.map(Self.requiredFields) ?? [], oauth1: normalisedOAuth1?.request.map(Self.requiredFields) ?? [])
     }
 
     /// The OAuth 2 block with default queries, PKCE and OpenID additions applied.

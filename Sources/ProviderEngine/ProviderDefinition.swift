@@ -27,6 +27,7 @@ public struct ProviderDefinition: Sendable, Hashable {
         var normalisedOAuth2: OAuth2Definition? = nil
         var normalisedOAuth1: OAuth1Definition? = nil
         var callbackCarriesState: Bool = true
+        var requestFlowFields = RequestFlowFields()
     }
 
     private var box: FieldBox<Fields>
@@ -136,6 +137,23 @@ public struct ProviderDefinition: Sendable, Hashable {
     public internal(set) var callbackCarriesState: Bool {
         get { box.fields.callbackCarriesState }
         set { box = box.updated { $0.callbackCarriesState = newValue } }
+    }
+
+    /// The flow values each version's `request` endpoint needs besides the token
+    /// (`requiredFields(of:)`), worked out once: every login's result describes them.
+    public internal(set) var requestFlowFields: RequestFlowFields {
+        get { box.fields.requestFlowFields }
+        set { box = box.updated { $0.requestFlowFields = newValue } }
+    }
+
+    public struct RequestFlowFields: Sendable, Hashable {
+        public var oauth2: [String]
+        public var oauth1: [String]
+
+        public init(oauth2: [String] = [], oauth1: [String] = []) {
+            self.oauth2 = oauth2
+            self.oauth1 = oauth1
+        }
     }
 
     /// The highest OAuth version the provider supports, as OAuth.io reports it.

@@ -357,6 +357,16 @@ struct DefinitionTests {
         }
         #expect(catalog.definition("apple")?.carrier == nil)
         #expect(catalog.definition("emay")?.carrier?.request.body?.transforms.count == 2)
+        // The request endpoints' flow fields are worked out once, as `requiredFields` would give them.
+        var named = 0
+        for entry in catalog.all {
+            let definition = entry.definition
+            let oauth2 = definition.normalisedOAuth2?.request.map(ProviderDefinition.requiredFields) ?? []
+            let oauth1 = definition.normalisedOAuth1?.request.map(ProviderDefinition.requiredFields) ?? []
+            #expect(definition.requestFlowFields == .init(oauth2: oauth2, oauth1: oauth1), "\(definition.id)")
+            if !oauth2.isEmpty || !oauth1.isEmpty { named += 1 }
+        }
+        #expect(named > 0, "some shipped request endpoint needs a flow value (instance_url and the like)")
         // Tenant issuers come from the keyset, through defaults that may name other defaults.
         let tenants: [(String, [String: JSONValue], String)] = [
             ("pingaic", ["domain": "openam-acme.forgeblocks.com"], "https://openam-acme.forgeblocks.com/am/oauth2/realms/root/realms/alpha"),

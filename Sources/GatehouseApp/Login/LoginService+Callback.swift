@@ -65,7 +65,8 @@ extension LoginService {
                 context.metrics.upstream.increment(provider, "oauth1_access_token", "ok")
                 result = fields
             }
-            result["request"] = Self.requestDescription(oauth1.request, parameters: oauth1.parameters, keyset: parameters)
+            result["request"] = Self.requestDescription(
+                oauth1.request, required: definition.requestFlowFields.oauth1, parameters: oauth1.parameters, keyset: parameters)
         } else {
             guard let oauth2 = definition.normalisedOAuth2 else { return failure("\(provider) has no OAuth 2 login") }
             if fields["error"] != nil || fields["error_description"] != nil {
@@ -125,7 +126,8 @@ extension LoginService {
                     return failure("The id_token is not valid: \(problem)")
                 }
             }
-            result["request"] = Self.requestDescription(oauth2.request, parameters: oauth2.parameters, keyset: parameters)
+            result["request"] = Self.requestDescription(
+                oauth2.request, required: definition.requestFlowFields.oauth2, parameters: oauth2.parameters, keyset: parameters)
         }
         return await deliverable(result, state: state)
     }
@@ -227,12 +229,14 @@ extension LoginService {
 
     /// `request` as the SDKs receive it: the API base, templated query and headers, and the
     /// extra fields they must echo back in the `oauthio` header.
-    static func requestDescription(_ endpoint: Endpoint?, parameters: [String: Parameter], keyset: [String: JSONValue]) -> JSONValue {
+    /// `required` is `ProviderDefinition.requiredFields(of: endpoint)`.
+    static func requestDescription(
+        _ endpoint: Endpoint?, required: [String], parameters: [String: Parameter], keyset: [String: JSONValue]
+    ) -> JSONValue {
         guard let endpoint else { return .object([:]) }
         var description: [String: JSONValue] = ["url": .string(endpoint.url)]
         if let query = endpoint.query { description["query"] = .object(query.mapValues(JSONValue.string)) }
         if let headers = endpoint.headers { description["headers"] = .object(headers.mapValues(JSONValue.string)) }
-        let required = ProviderDefinition.requiredFields(of: endpoint)
         if !required.isEmpty { description["required"] = .array(required.map(JSONValue.string)) }
         if endpoint.cors { description["cors"] = true }
         var shown: [String: JSONValue] = [:]

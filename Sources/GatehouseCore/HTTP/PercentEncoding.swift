@@ -69,6 +69,8 @@ public enum PercentEncoding {
 
     /// `name=value&…`, names and values encoded as `encode` does: a query string or a form body,
     /// built in one buffer rather than from a string per pair.
+    /// Inlinable so each caller's sequence type is iterated directly, not through witness tables.
+    @inlinable
     public static func formEncoded(_ pairs: some Sequence<(String, String)>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(128)
@@ -83,24 +85,31 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func append(_ text: String, to out: inout [UInt8]) {
+    @usableFromInline
+    static func append(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { append(utf8: $0, to: &out) }
     }
 
+    /// Copies each run of unreserved bytes in one go (values are mostly such runs) and
+    /// escapes the bytes between them.
     private static func append(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        for byte in utf8 {
-            if isUnreserved(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            }
+        var runStart = 0
+        for index in 0..<utf8.count where !isUnreserved(utf8[index]) {
+            if index > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+            let byte = utf8[index]
+            out.append(UInt8(ascii: "%"))
+            out.append(hexDigit(byte >> 4))
+            out.append(hexDigit(byte & 0x0F))
+            runStart = index + 1
         }
+        if runStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
     }
 
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
 
     @inline(__always)
     private static func isUnreserved(_ byte: UInt8) -> Bool {
