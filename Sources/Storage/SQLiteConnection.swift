@@ -31,7 +31,9 @@ enum SQLiteValue: Sendable, Equatable {
 /// each connection to its own serial queue. The only type that holds SQLite pointers.
 final class SQLiteConnection {
     private let database: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+    /// Prepared statements by the address of their SQL text: every statement is a literal, so
+    /// a pointer comparison finds it where a dictionary would hash the whole text per query.
+    private var statements: [(sql: UnsafeRawPointer, statement: OpaquePointer)] = []
 
     init(path: String) throws(StoreError) {
         var handle: OpaquePointer?
@@ -48,7 +50,7 @@ final class SQLiteConnection {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for (_, statement) in statements { sqlite3_finalize(statement) }
         sqlite3_close_v2(database)
     }
 
@@ -65,7 +67,7 @@ final class SQLiteConnection {
 
     /// Runs a statement and returns its rows.
     @discardableResult
-    func query(_ sql: String, _ arguments: [SQLiteValue] = []) throws(StoreError) -> [[SQLiteValue]] {
+    func query(_ sql: StaticString, _ arguments: [SQLiteValue] = []) throws(StoreError) -> [[SQLiteValue]] {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -115,12 +117,15 @@ final class SQLiteConnection {
     /// Rows changed by the last insert, update or delete.
     var changes: Int { Int(sqlite3_changes(database)) }
 
-    private func prepared(_ sql: String) throws(StoreError) -> OpaquePointer {
-        if let cached = statements[sql] { return cached }
+    private func prepared(_ sql: StaticString) throws(StoreError) -> OpaquePointer {
+        let text = UnsafeRawPointer(sql.utf8Start)
+        if let cached = statements.first(where: { $0.sql == text }) { return cached.statement }
         var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let rc = sqlite3_prepare_v3(
+            database, text.assumingMemoryBound(to: CChar.self), Int32(sql.utf8CodeUnitCount), UInt32(SQLITE_PREPARE_PERSISTENT),
+            &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw failure(rc) }
-        statements[sql] = statement
+        statements.append((text, statement))
         return statement
     }
 

@@ -31,31 +31,35 @@ enum JSend {
 
 /// Reads request fields the way OAuth.io does: the query for GET, the form or JSON body for POST.
 struct RequestFields: Sendable {
-    /// A JSON body's members. Kept as parsed, not copied into `values`: rehashing every
+    /// A JSON body's members. Kept as parsed, not copied into `query` or `form`: rehashing every
     /// member into a second dictionary cost more than the lookups that follow.
     private let object: [String: JSONValue]
-    /// The query's fields (the first of each name), overridden by a form body's.
-    private let values: [String: String]
+    /// The query's fields, then a form body's, in arrival order. Kept as lists and searched
+    /// in place: a request has a handful of fields, and hashing each into a dictionary cost
+    /// more than the lookups it saved.
+    private let query: [FormField]
+    private let form: [FormField]
 
     init(_ request: HTTPRequest) {
-        var values: [String: String] = [:]
-        for field in request.query where values[field.name] == nil { values[field.name] = field.value }
         var object: [String: JSONValue] = [:]
+        var form: [FormField] = []
         if request.method == "POST" {
             if request.contentType.hasSuffixBytes("json"), let parsed = JSONValue.parse(request.body)?.objectValue {
                 object = parsed
             } else if let fields = FormField.parse(bytes: request.body) {
-                for field in fields { values[field.name] = field.value }
+                form = fields
             }
         }
         self.object = object
-        self.values = values
+        self.query = request.query
+        self.form = form
     }
 
-    /// A JSON body's string member wins over the query's field of the same name; members that
-    /// are not strings are ignored.
+    /// A JSON body's string member wins over a form body's field (the last of its name), which
+    /// wins over the query's (the first of its name); members that are not strings are ignored.
     subscript(name: String) -> String? {
-        let value = object.isEmpty ? values[name] : (object[name]?.stringValue ?? values[name])
+        let value = (object.isEmpty ? nil : object[name]?.stringValue)
+            ?? form.last(where: { $0.name == name })?.value ?? query.first(where: { $0.name == name })?.value
         return value.flatMap { $0.isEmpty ? nil : $0 }
     }
 }
