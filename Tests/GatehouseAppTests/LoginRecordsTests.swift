@@ -1,4 +1,5 @@
 import GatehouseCore
+import HTTPServer
 import Testing
 @testable import GatehouseApp
 
@@ -55,5 +56,29 @@ struct LoginRecordsTests {
             + #""refresh_token":"rt"},"state":"s1"}"#
         #expect(try #require(LoginCode(record: Array(legacy.utf8))).answer == read.answer)
         for length in 0..<9 { #expect(LoginCode(record: Array(code.record.prefix(length))) == nil, "cut at \(length)") }
+    }
+}
+
+@Suite("Request fields")
+struct RequestFieldsTests {
+    private func request(_ method: String, query: String, body: String = "", type: String = "application/x-www-form-urlencoded") -> RequestFields {
+        RequestFields(HTTPRequest(
+            method: method, rawPath: "/auth/access_token", query: FormField.parse(query) ?? [],
+            headers: HTTPHeaders([("Content-Type", type)]), body: Array(body.utf8), requestID: "t"))
+    }
+
+    @Test("a JSON member wins over the form's last field of a name, which wins over the query's first; empty is absent")
+    func precedence() {
+        let query = request("GET", query: "code=q1&code=q2&key=k&empty=&state=s")
+        #expect(query["code"] == "q1" && query["key"] == "k" && query["state"] == "s")
+        #expect(query["empty"] == nil && query["missing"] == nil)
+        let form = request("POST", query: "code=q1&key=k", body: "code=f1&code=f2&secret=x&key=")
+        #expect(form["code"] == "f2" && form["secret"] == "x")
+        #expect(form["key"] == nil, "an empty form field hides the query's")
+        let json = request("POST", query: "code=q1&state=s", body: #"{"code":"j","key":7}"#, type: "application/json")
+        #expect(json["code"] == "j" && json["state"] == "s")
+        #expect(json["key"] == nil, "a member that is not a string is ignored")
+        let getWithBody = request("GET", query: "code=q1", body: "code=f1")
+        #expect(getWithBody["code"] == "q1", "only a POST body counts")
     }
 }
