@@ -59,3 +59,34 @@ final class FieldBox {
         pairs.reserveCapacity(capacity)
     }
 }
+
+/// Collects query arguments into a `QueryBox`, percent-decoding each straight from
+/// libmicrohttpd's C string (one String per piece, not a raw one and then a decoded one).
+let queryCollector: MHD_KeyValueIterator = { box, _, key, value in
+    guard let box, let key else { return .YES }
+    let query = Unmanaged<QueryBox>.fromOpaque(box).takeUnretainedValue()
+    // An argument without `=` has no value at all; it reads as empty.
+    let decodedValue = if let value { decodedCString(value) } else { "" }
+    guard let name = decodedCString(key), let decodedValue else {
+        query.malformed = true
+        return .NO
+    }
+    query.fields.append(FormField(name: name, value: decodedValue))
+    return .YES
+}
+
+private func decodedCString(_ text: UnsafePointer<CChar>) -> String? {
+    text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
+        PercentEncoding.decode(utf8: UnsafeBufferPointer(start: bytes, count: strlen(text)), plusAsSpace: false)
+    }
+}
+
+/// Scratch space for `queryCollector`: the decoded arguments, or the news that one was malformed.
+final class QueryBox {
+    var fields: [FormField] = []
+    var malformed = false
+
+    init(capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+}

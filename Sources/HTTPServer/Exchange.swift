@@ -262,18 +262,11 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
     /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
     /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
     private func collectQuery() -> [FormField]? {
-        if MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) <= 0 { return [] }
-        let collected = FieldBox()
-        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
-        var fields: [FormField] = []
-        fields.reserveCapacity(collected.pairs.count)
-        for (name, value) in collected.pairs {
-            guard let decodedName = PercentEncoding.decode(name), let decodedValue = PercentEncoding.decode(value) else {
-                return nil
-            }
-            fields.append(FormField(name: decodedName, value: decodedValue))
-        }
-        return fields
+        let count = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil)
+        if count <= 0 { return [] }
+        let collected = QueryBox(capacity: Int(count))
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryCollector, Unmanaged.passUnretained(collected).toOpaque())
+        return collected.malformed ? nil : collected.fields
     }
 
     private func peerAddress() -> PeerAddress {

@@ -80,6 +80,8 @@ struct HTTPServerTests {
             let item = try await request(port: server.port, "GET /items/a%2Fb/parts/x%20y?q=1%2B1+2 HTTP/1.1\r\nHost: x\r\n\r\n")
             let object = try JSONCoding.decode(JSONValue.self, from: item.body)
             #expect(object == ["id": "a/b", "part": "x y", "q": "1+1 2"])
+            let bare = try await request(port: server.port, "GET /items/a/parts/b?flag&q=caf%C3%A9 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try JSONCoding.decode(JSONValue.self, from: bare.body)["q"] == "caf\u{E9}", "an argument without a value is no error")
             let raw = try await request(port: server.port, "GET /raw/https%3A%2F%2Fapi.example.com%2Fme/x HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try JSONCoding.decode(JSONValue.self, from: raw.body) == ["rest": "https%3A%2F%2Fapi.example.com%2Fme/x"])
             let trailing = try await request(port: server.port, "GET /hello/ HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -62,7 +62,7 @@ struct LoginService: Sendable {
         } catch {
             return error.code == .notFound ? JSend.fail(400, field: "k", "unknown public key") : JSend.error(error.status, error.reason)
         }
-        let check = DomainCheck(domains: app.domains, gatewayHost: WebURL(context.configuration.publicURL)?.host)
+        let check = DomainCheck(domains: app.domains, gatewayHost: context.gatewayHost)
         guard check.allows(page) else { return JSend.error(400, "Origin \"\(page.origin)\" does not match any registered domain") }
         var redirectURI: String?
         if let text = fields["redirect_uri"] {

@@ -11,8 +11,8 @@ public enum PercentEncoding {
         return string.withUTF8 { decode(utf8: $0, plusAsSpace: plusAsSpace) }
     }
 
-    @usableFromInline
-    static func decode(utf8: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String? {
+    /// The same over UTF-8 bytes anywhere in memory (a C string's, say), without a String first.
+    public static func decode(utf8: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String? {
         guard utf8.contains(UInt8(ascii: "%")) || (plusAsSpace && utf8.contains(UInt8(ascii: "+"))) else {
             return String(decoding: utf8, as: UTF8.self)
         }
