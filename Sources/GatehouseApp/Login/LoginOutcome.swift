@@ -23,8 +23,8 @@ struct LoginOutcome: Sendable {
         LoginOutcome(status: .error, data: data, message: message, clientState: state, provider: provider)
     }
 
-    /// The JSON text the SDKs parse.
-    var json: String {
+    /// The JSON text the SDKs parse, as UTF-8.
+    var json: [UInt8] {
         var object: [String: JSONValue] = ["status": .string(status.rawValue), "provider": .string(provider.lowercased())]
         if status == .success {
             object["data"] = data
@@ -33,6 +33,6 @@ struct LoginOutcome: Sendable {
             if data != .null { object["data"] = data }
         }
         object["state"] = clientState.map(JSONValue.string) ?? .null
-        return JSONValue.object(object).jsonText
+        return JSONValue.object(object).serialized()
     }
 }

@@ -17,38 +17,50 @@ enum ResultDelivery {
     static func respond(_ outcome: LoginOutcome, to target: Target) -> HTTPResponse {
         let message = outcome.json
         if let redirect = target.redirectURI {
+            let encoded = PercentEncoding.encode(String(decoding: message, as: UTF8.self))
             if target.redirectType == "server" {
                 let separator = redirect.containsBytes("?") ? "&" : "?"
                 var response = HTTPResponse(status: 302)
-                response.headers.add("Location", redirect + separator + "oauthio=" + PercentEncoding.encode(message))
+                response.headers.add("Location", redirect + separator + "oauthio=" + encoded)
                 response.headers.add("Cache-Control", "no-store")
                 return response
             }
             // Before a fragment marker OAuth.io uses '#oauthio=', inside one '&oauthio='.
             let separator = redirect.containsBytes("#") ? "&oauthio=" : "#oauthio="
-            let destination = redirect + separator + PercentEncoding.encode(message)
+            let destination = redirect + separator + encoded
             let script = "document.location.href = \(JSONString.quote(destination));"
             let fallback = "<p><a href=\"\(HTML.escape(destination))\">Continue</a></p>"
-            return page(script: script, body: fallback)
+            return page(script: Array(script.utf8), body: fallback)
         }
+        // The page's script, built as bytes: the message is already JSON text, quoted into it
+        // straight from its bytes.
         let origin = target.origin
-        var script = "var msg = \(JSONString.quote(message));\nvar origin = \(JSONString.quote(origin));\n"
+        var script: [UInt8] = []
+        script.reserveCapacity(message.count + message.count / 4 + 320)
+        script += "var msg = ".utf8
+        message.withUnsafeBufferPointer { JSONString.append(utf8: $0, to: &script) }
+        script += ";\nvar origin = ".utf8
+        JSONString.append(origin, to: &script)
+        script += ";\n".utf8
         if origin.hasPrefix("chrome-extension://") {
             let extensionID = String(origin.dropFirst("chrome-extension://".count))
-            script += "chrome.runtime.sendMessage(\(JSONString.quote(extensionID)), {data: msg});\nwindow.close();"
+            script += "chrome.runtime.sendMessage(".utf8
+            JSONString.append(extensionID, to: &script)
+            script += ", {data: msg});\nwindow.close();".utf8
         } else {
             script += """
                 var opener = window.opener || (window.parent && window.parent.opener);
                 if (opener) { opener.postMessage(msg, origin); }
                 window.close();
-                """
+                """.utf8
         }
         var response = page(
             script: script,
             body: "<p>Your browser does not support popups. <a href=\"\(HTML.escape(origin))\">Return to the site</a>.</p>")
         if let agent = target.userAgent, agent.containsBytes("MSIE") || agent.containsBytes("Trident") {
             // Old IE cannot postMessage across windows; /auth/iframe relays this cookie.
-            response.headers.add("Set-Cookie", "oauthio_last=\(PercentEncoding.encode(message)); Path=/; Max-Age=1200")
+            let encoded = PercentEncoding.encode(String(decoding: message, as: UTF8.self))
+            response.headers.add("Set-Cookie", "oauthio_last=\(encoded); Path=/; Max-Age=1200")
             response.headers.add("P3P", #"CP="IDC DSP COR ADM DEVi TAIi PSA PSD IVAi IVDi CONi HIS OUR IND CNT""#)
         }
         return response
@@ -67,29 +79,29 @@ enum ResultDelivery {
             }
             setInterval(relay, 1000);
             """
-        var response = page(script: script, body: "")
+        var response = page(script: Array(script.utf8), body: "")
         response.headers.add("P3P", #"CP="IDC DSP COR ADM DEVi TAIi PSA PSD IVAi IVDi CONi HIS OUR IND CNT""#)
         return response
     }
 
-    private static func page(script: String, body: String) -> HTTPResponse {
+    private static func page(script: [UInt8], body: String) -> HTTPResponse {
         let nonce = (try? SecureRandom.identifier()) ?? "gatehouse"
-        let html = """
-            <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><title>Signing in</title></head>
-            <body>\(body)
-            <script nonce="\(nonce)">
-            \(script)
-            </script>
-            </body></html>
-            """
+        var html: [UInt8] = []
+        html.reserveCapacity(script.count + body.utf8.count + 192)
+        html += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Signing in</title></head>\n<body>".utf8
+        html += body.utf8
+        html += "\n<script nonce=\"".utf8
+        html += nonce.utf8
+        html += "\">\n".utf8
+        html += script
+        html += "\n</script>\n</body></html>".utf8
         var headers = HTTPHeaders()
         headers.add("Content-Type", "text/html; charset=utf-8")
         headers.add("Cache-Control", "no-store")
         headers.add("Content-Security-Policy", "default-src 'none'; script-src 'nonce-\(nonce)'; base-uri 'none'; form-action 'none'")
         headers.add("X-Content-Type-Options", "nosniff")
         headers.add("Referrer-Policy", "no-referrer")
-        return HTTPResponse(status: 200, headers: headers, body: Array(html.utf8))
+        return HTTPResponse(status: 200, headers: headers, body: html)
     }
 }
 
