@@ -136,18 +136,31 @@ public enum Template {
     }
 
     /// The name when `template` is exactly one `{name}` or `{{name}}`, read as `scan` reads it.
+    /// Works on the contiguous bytes: every query and header value of every outbound request
+    /// comes through here, and slicing the UTF8View cost more than the lookup that follows.
     private static func soleReference(_ template: String) -> (name: String, isFlow: Bool)? {
-        let utf8 = template.utf8
-        guard utf8.count >= 3, utf8.first == openBrace, utf8.last == closeBrace else { return nil }
-        let isFlow = utf8.dropFirst().first == openBrace
-        let inner = isFlow ? utf8.dropFirst(2).dropLast(2) : utf8.dropFirst().dropLast()
-        guard !isFlow || (utf8.count >= 5 && utf8.dropLast().last == closeBrace) else { return nil }
-        var name: [UInt8] = []
-        for byte in inner where byte != UInt8(ascii: " ") {
-            guard isNameByte(byte) else { return nil }
-            name.append(byte)
+        var template = template
+        return template.withUTF8 { utf8 -> (name: String, isFlow: Bool)? in
+            let count = utf8.count
+            guard count >= 3, utf8[0] == openBrace, utf8[count - 1] == closeBrace else { return nil }
+            let isFlow = utf8[1] == openBrace
+            guard !isFlow || (count >= 5 && utf8[count - 2] == closeBrace) else { return nil }
+            let inner = isFlow ? 2..<(count - 2) : 1..<(count - 1)
+            var spaces = 0
+            for index in inner {
+                let byte = utf8[index]
+                if byte == UInt8(ascii: " ") {
+                    spaces += 1
+                } else if !isNameByte(byte) {
+                    return nil
+                }
+            }
+            guard spaces < inner.count else { return nil }
+            if spaces == 0 { return (String(decoding: UnsafeBufferPointer(rebasing: utf8[inner]), as: UTF8.self), isFlow) }
+            // Spaces inside the braces are ignored (`{{ state }}`), wherever they are.
+            let name = utf8[inner].filter { $0 != UInt8(ascii: " ") }
+            return (String(decoding: name, as: UTF8.self), isFlow)
         }
-        return name.isEmpty ? nil : (String(decoding: name, as: UTF8.self), isFlow)
     }
 
     private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {

@@ -43,8 +43,17 @@ extension JSONValue {
         case .object(let members):
             out.append(UInt8(ascii: "{"))
             // Sorting positions, not pairs (whose swaps retain and release both) or keys (each
-            // looked up again, hashing it): a position reads its member without hashing.
-            let order = members.indices.sorted { members.keys[$0] < members.keys[$1] }
+            // looked up again, hashing it): a position reads its member without hashing. The
+            // positions are gathered by hand: `indices.sorted` copied them through the generic
+            // Sequence path, which cost as much as the sort.
+            var order: [Dictionary<String, JSONValue>.Index] = []
+            order.reserveCapacity(members.count)
+            var position = members.startIndex
+            while position != members.endIndex {
+                order.append(position)
+                members.formIndex(after: &position)
+            }
+            if order.count > 1 { order.sort { members.keys[$0] < members.keys[$1] } }
             for (index, position) in order.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 let (key, value) = members[position]
