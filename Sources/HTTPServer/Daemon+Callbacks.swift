@@ -43,35 +43,26 @@ let completionHandler: MHD_RequestCompletedCallback = { context, _, slot, _ in
     daemon.requestFinished()
 }
 
-/// Collects header fields into an `HTTPHeaders` box.
+/// Collects header fields into a `Collected` box.
 let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
-    let headers = Unmanaged<FieldBox>.fromOpaque(box).takeUnretainedValue()
-    headers.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    let headers = Unmanaged<Collected<(String, String)>>.fromOpaque(box).takeUnretainedValue()
+    headers.items.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
     return .YES
 }
 
-/// Mutable scratch space for `headerCollector`, which can only reach Swift through a pointer.
-final class FieldBox {
-    var pairs: [(String, String)] = []
-
-    init(capacity: Int = 0) {
-        pairs.reserveCapacity(capacity)
-    }
-}
-
-/// Collects query arguments into a `QueryBox`, percent-decoding each straight from
+/// Collects query arguments into a `Collected` box, percent-decoding each straight from
 /// libmicrohttpd's C string (one String per piece, not a raw one and then a decoded one).
 let queryCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
-    let query = Unmanaged<QueryBox>.fromOpaque(box).takeUnretainedValue()
+    let query = Unmanaged<Collected<FormField>>.fromOpaque(box).takeUnretainedValue()
     // An argument without `=` has no value at all; it reads as empty.
     let decodedValue = if let value { decodedCString(value) } else { "" }
     guard let name = decodedCString(key), let decodedValue else {
         query.malformed = true
         return .NO
     }
-    query.fields.append(FormField(name: name, value: decodedValue))
+    query.items.append(FormField(name: name, value: decodedValue))
     return .YES
 }
 
@@ -81,12 +72,13 @@ private func decodedCString(_ text: UnsafePointer<CChar>) -> String? {
     }
 }
 
-/// Scratch space for `queryCollector`: the decoded arguments, or the news that one was malformed.
-final class QueryBox {
-    var fields: [FormField] = []
+/// Mutable scratch space for the collectors above, which can only reach Swift through a
+/// pointer: what they gathered, or the news that an item was malformed.
+final class Collected<Item> {
+    var items: [Item] = []
     var malformed = false
 
     init(capacity: Int) {
-        fields.reserveCapacity(capacity)
+        items.reserveCapacity(capacity)
     }
 }

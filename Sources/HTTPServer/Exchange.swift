@@ -52,9 +52,9 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         self.url = url
         self.daemon = daemon
         started = daemon.logger.level <= .info || daemon.configuration.observer != nil ? ContinuousClock.now : nil
-        let collected = FieldBox(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
+        let collected = Collected<(String, String)>(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
-        headers = HTTPHeaders(collected.pairs)
+        headers = HTTPHeaders(collected.items)
         declaredLength = headers["content-length"].flatMap { Int($0) }
         requestID = RequestID.accept(headers["x-request-id"]) ?? RequestID.next()
     }
@@ -264,9 +264,9 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
     private func collectQuery() -> [FormField]? {
         let count = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil)
         if count <= 0 { return [] }
-        let collected = QueryBox(capacity: Int(count))
+        let collected = Collected<FormField>(capacity: Int(count))
         MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryCollector, Unmanaged.passUnretained(collected).toOpaque())
-        return collected.malformed ? nil : collected.fields
+        return collected.malformed ? nil : collected.items
     }
 
     private func peerAddress() -> PeerAddress {

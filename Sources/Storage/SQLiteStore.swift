@@ -155,10 +155,12 @@ public final class SQLiteStore: Store {
 
     public func record(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
-        let rows = try read { connection throws(StoreError) in
-            try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)])
-        }
-        return rows.first?.first?.blob
+        return try read { connection throws(StoreError) in try Self.liveRecord(id, now: now, on: connection) }
+    }
+
+    /// The value of `id` unless it has expired by `now`.
+    private static func liveRecord(_ id: String, now: Int64, on connection: SQLiteConnection) throws(StoreError) -> [UInt8]? {
+        try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)]).first?.first?.blob
     }
 
     public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
@@ -167,8 +169,7 @@ public final class SQLiteStore: Store {
             // Read, then delete, inside the writer's transaction (BEGIN IMMEDIATE holds the write
             // lock), so two racing takers cannot both get the row. Cheaper than one
             // `DELETE … RETURNING`, which gathers its rows in a temporary table first.
-            let rows = try connection.query("SELECT value FROM records WHERE id = ?1 AND expires_at > ?2", [.text(id), .integer(now)])
-            guard let value = rows.first?.first?.blob else { return nil }
+            guard let value = try Self.liveRecord(id, now: now, on: connection) else { return nil }
             try connection.query("DELETE FROM records WHERE id = ?1", [.text(id)])
             return value
         }

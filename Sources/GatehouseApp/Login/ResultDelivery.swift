@@ -16,8 +16,10 @@ enum ResultDelivery {
 
     static func respond(_ outcome: LoginOutcome, to target: Target) -> HTTPResponse {
         let message = outcome.json
+        // For the URL and cookie forms; the popup's script quotes the bytes as they are.
+        func encodedMessage() -> String { PercentEncoding.encode(String(decoding: message, as: UTF8.self)) }
         if let redirect = target.redirectURI {
-            let encoded = PercentEncoding.encode(String(decoding: message, as: UTF8.self))
+            let encoded = encodedMessage()
             if target.redirectType == "server" {
                 let separator = redirect.containsBytes("?") ? "&" : "?"
                 var response = HTTPResponse(status: 302)
@@ -59,8 +61,7 @@ enum ResultDelivery {
             body: "<p>Your browser does not support popups. <a href=\"\(HTML.escape(origin))\">Return to the site</a>.</p>")
         if let agent = target.userAgent, agent.containsBytes("MSIE") || agent.containsBytes("Trident") {
             // Old IE cannot postMessage across windows; /auth/iframe relays this cookie.
-            let encoded = PercentEncoding.encode(String(decoding: message, as: UTF8.self))
-            response.headers.add("Set-Cookie", "oauthio_last=\(encoded); Path=/; Max-Age=1200")
+            response.headers.add("Set-Cookie", "oauthio_last=\(encodedMessage()); Path=/; Max-Age=1200")
             response.headers.add("P3P", #"CP="IDC DSP COR ADM DEVi TAIi PSA PSD IVAi IVDi CONi HIS OUR IND CNT""#)
         }
         return response
