@@ -7,10 +7,9 @@
  * benchmark charges every CPU cycle it burns to the machine Gatehouse runs on.
  *
  * Routes:
- *   POST /oauth2/token        the provider's token endpoint. Gatehouse opens a
- *                             fresh TCP connection for every call, so this is
- *                             also a connection-setup benchmark for the mock.
- *                             The form body is read and checked (grant_type,
+ *   POST /oauth2/token        the provider's token endpoint. Gatehouse keeps its
+ *                             connections alive (a few hundred carry millions of
+ *                             calls), so TCP setup is rare here. The form body is read and checked (grant_type,
  *                             code, redirect_uri, client_id, client_secret);
  *                             the answer is a JSON token, or a 400 JSON error.
  *   GET  /healthz             readiness probe.
@@ -402,13 +401,17 @@ main(int argc, char **argv)
     /* Thread pool + epoll like Gatehouse and mhd-hello. Gatehouse keeps its
      * connections here alive, but the backlog and the connection limit stay
      * far above what its client pool can hold, so a client that does not
-     * (curl in the script's probes, a future driver mode) never queues. */
+     * (curl in the script's probes, a future driver mode) never queues. Every
+     * request head here is a few hundred bytes, and libmicrohttpd zeroes a
+     * connection's whole memory pool (32 KiB by default) for each request, so
+     * the pool is 8 KiB. */
     daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, listen_port, NULL,
         NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)8192,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)4096, MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)4096, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)8192, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_END);
     if (daemon == NULL) {
         fprintf(stderr, "login-mock: cannot start daemon on 127.0.0.1:%u\n",

@@ -109,6 +109,11 @@ public final class RedisStore: Store {
         }
     }
 
+    /// The same `SET NX EX` as `putRecord`: other instances must see the record at once.
+    public func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
+        try await putRecord(id, value: value, ttlSeconds: ttlSeconds)
+    }
+
     public func record(_ id: String) async throws(StoreError) -> [UInt8]? {
         try await optionalBytes(["GET", recordKey(id)])
     }

@@ -83,6 +83,10 @@ public final class MemoryStore: Store {
         }
     }
 
+    public func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) -> Bool {
+        putRecord(id, value: value, ttlSeconds: ttlSeconds)
+    }
+
     public func record(_ id: String) -> [UInt8]? {
         let now = SQLiteStore.nowMilliseconds()
         return state.withLock { state in

@@ -8,14 +8,27 @@ internal import Glibc
 ///
 /// Reads run on the caller's thread on whichever connection is free (see `Lane`); every
 /// mutation goes through `SQLiteWriter`, which owns the first connection's writes.
+///
+/// One-time records (`putOneTimeRecord`) are also held in memory (`HeldRecords`) and reach the
+/// disk within a few milliseconds, unawaited: a crash loses at most those last milliseconds
+/// (a login then in flight fails; a code taken then could be taken again, by its own app).
+/// Only one server process may use a database for this to hold; CLI processes never touch
+/// these records.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter
+    private let held = HeldRecords()
+    /// Reports a one-time record change that never reached the disk. The record's id is a
+    /// credential, so it stays out of the log.
+    private let lost: @Sendable (StoreError) -> Void
     private let nextLane = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
     private let putsSincePurge = Atomic<Int>(0)
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    public init(path: String, connections: Int = 2) throws(StoreError) {
+    /// `logger` hears of one-time record changes that could not be written.
+    public init(path: String, connections: Int = 2, logger: Logger = .silent()) throws(StoreError) {
+        lost = { error in logger.error("A login record change could not be written to the database", ["error": error.description]) }
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             let directory = String(path[..<slash])
             guard FileSystem.makeDirectories(directory) else { throw .invalidLocation("cannot create the directory \(directory)") }
@@ -136,25 +149,51 @@ public final class SQLiteStore: Store {
     public func putRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
-        let purge = putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
+        let purge = purgeDue()
         return try await write { connection throws(StoreError) in
-            if purge {
-                try connection.query("DELETE FROM records WHERE expires_at <= ?1", [.integer(now)])
-            }
-            // An expired row with the same id may be overwritten; a live one may not.
-            try connection.query(
-                """
-                INSERT INTO records (id, value, expires_at) VALUES (?1, ?2, ?3)
-                ON CONFLICT (id) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
-                WHERE records.expires_at <= ?4
-                """,
-                [.text(id), .blob(value), .integer(expiry), .integer(now)])
-            return connection.changes == 1
+            try Self.insertRecord(id, value: value, expiresAt: expiry, now: now, purge: purge, on: connection)
         }
+    }
+
+    public func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
+        let now = Self.nowMilliseconds()
+        let expiry = now + Int64(ttlSeconds) * 1000
+        let purge = purgeDue()
+        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
+        return held.hold(id, HeldRecords.Entry(value: value, expiresAt: expiry), now: now) {
+            writer.enqueue(
+                { connection throws(StoreError) in
+                    _ = try Self.insertRecord(id, value: value, expiresAt: expiry, now: now, purge: purge, on: connection)
+                },
+                failed: lost)
+        }
+    }
+
+    private func purgeDue() -> Bool {
+        putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
+    }
+
+    /// Inserts a record, first purging expired ones if `purge`; false if a live one has the id.
+    private static func insertRecord(
+        _ id: String, value: [UInt8], expiresAt: Int64, now: Int64, purge: Bool, on connection: SQLiteConnection
+    ) throws(StoreError) -> Bool {
+        if purge {
+            try connection.query("DELETE FROM records WHERE expires_at <= ?1", [.integer(now)])
+        }
+        // An expired row with the same id may be overwritten; a live one may not.
+        try connection.query(
+            """
+            INSERT INTO records (id, value, expires_at) VALUES (?1, ?2, ?3)
+            ON CONFLICT (id) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+            WHERE records.expires_at <= ?4
+            """,
+            [.text(id), .blob(value), .integer(expiresAt), .integer(now)])
+        return connection.changes == 1
     }
 
     public func record(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
+        if let found = held.peek(id, now: now) { return found.value }
         return try read { connection throws(StoreError) in try Self.liveRecord(id, now: now, on: connection) }
     }
 
@@ -165,6 +204,10 @@ public final class SQLiteStore: Store {
 
     public func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
         let now = Self.nowMilliseconds()
+        let found = held.take(id, now: now) {
+            writer.enqueue({ connection throws(StoreError) in try connection.query("DELETE FROM records WHERE id = ?1", [.text(id)]) }, failed: lost)
+        }
+        if let found { return found.value }
         return try await write { connection throws(StoreError) in
             // Read, then delete, inside the writer's transaction (BEGIN IMMEDIATE holds the write
             // lock), so two racing takers cannot both get the row. Cheaper than one
@@ -182,6 +225,7 @@ public final class SQLiteStore: Store {
     }
 
     public func close() async {
+        closed.store(true, ordering: .releasing)
         writer.close()
         for lane in lanes { lane.close() }
     }

@@ -21,6 +21,21 @@ struct ServeTests {
         #expect(gateway.process.standardError.contains("\"message\":\"Stopped\""))
     }
 
+    @Test("a second server on the same SQLite database is refused; it may start once the first stops")
+    func oneServerPerDatabase() async throws {
+        let first = try await Gateway.start(store: "sqlite:./data/gatehouse.db")
+        let second = try await GatehouseProcess.run(
+            ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:./data/gatehouse.db", "--providers", first.workspace.providers],
+            directory: first.workspace.path)
+        #expect(second.status == 2)
+        #expect(second.stderr.contains("another gatehouse serve uses sqlite:./data/gatehouse.db"))
+        #expect(try await first.send("GET", "/readyz", token: nil).status == 200)
+        #expect(try await first.stop() == 0)
+        let third = try await Gateway.start(workspace: first.workspace, store: "sqlite:./data/gatehouse.db")
+        #expect(try await third.send("GET", "/readyz", token: nil).status == 200)
+        #expect(try await third.stop() == 0)
+    }
+
     @Test("SIGINT stops the server cleanly too")
     func interrupt() async throws {
         let gateway = try await Gateway.start()

@@ -2,6 +2,7 @@ import GatehouseCore
 @testable import Storage
 @testable import RedisStore
 import GatehouseTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -106,6 +107,97 @@ struct StoreTests {
         await store.close()
     }
 
+    @Test("one-time records: the same answers as records, and taken once", arguments: Backend.allCases)
+    func oneTimeRecords(backend: Backend) async throws {
+        let store = try await backend.make()
+        #expect(try await store.putOneTimeRecord("st:1", value: [1], ttlSeconds: 60))
+        #expect(try await !store.putOneTimeRecord("st:1", value: [2], ttlSeconds: 60), "a live record is never overwritten")
+        #expect(try await !store.putRecord("st:1", value: [2], ttlSeconds: 60))
+        #expect(try await store.record("st:1") == [1])
+        #expect(try await store.takeRecord("st:1") == [1])
+        #expect(try await store.takeRecord("st:1") == nil)
+        #expect(try await store.record("st:1") == nil)
+        #expect(try await store.putOneTimeRecord("st:1", value: [3], ttlSeconds: 60), "a taken id may be reused")
+        #expect(try await store.takeRecord("st:1") == [3])
+
+        #expect(try await store.putOneTimeRecord("short", value: [4], ttlSeconds: 1))
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try await store.record("short") == nil)
+        #expect(try await store.takeRecord("short") == nil)
+        #expect(try await store.putOneTimeRecord("short", value: [5], ttlSeconds: 60), "an expired id may be reused")
+        #expect(try await store.takeRecord("short") == [5])
+
+        for round in 0..<20 {
+            #expect(try await store.putOneTimeRecord("code:\(round)", value: [UInt8(round)], ttlSeconds: 60))
+            let winners = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await store.takeRecord("code:\(round)") == nil ? 0 : 1 }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(winners == 1)
+        }
+        await store.close()
+    }
+
+    @Test("sqlite: one-time records reach the disk unawaited, and so do their takes")
+    func sqliteOneTimeRecordsPersist() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let store = try SQLiteStore(path: path)
+        for index in 0..<100 {
+            #expect(try await store.putOneTimeRecord("st:\(index)", value: [UInt8(index)], ttlSeconds: 60))
+        }
+        for index in 0..<50 {
+            #expect(try await store.takeRecord("st:\(index)") == [UInt8(index)])
+        }
+        // Another process (the CLI's connection stands in) sees them within the writer's linger.
+        let other = try SQLiteConnection(path: path)
+        var onDisk = 0
+        for _ in 0..<100 {
+            onDisk = Int(try other.query("SELECT count(*) FROM records").first?.first?.integer ?? -1)
+            if onDisk == 50 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(onDisk == 50)
+        // Closing commits whatever is still queued.
+        #expect(try await store.putOneTimeRecord("st:last", value: [7], ttlSeconds: 60))
+        #expect(try await store.takeRecord("st:60") == [60])
+        await store.close()
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.takeRecord("st:last") == [7], "found on disk, by the writer's own take")
+        #expect(try await reopened.takeRecord("st:60") == nil)
+        #expect(try await reopened.takeRecord("st:99") == [99])
+        #expect(try await reopened.takeRecord("st:99") == nil)
+        await reopened.close()
+    }
+
+    @Test("sqlite: a full table of held records lets one go, and it is still taken from disk, once")
+    func heldRecordsOverflow() async throws {
+        let held = HeldRecords(capacity: 4)
+        var persisted = 0
+        for index in 0..<6 {
+            #expect(held.hold("r\(index)", HeldRecords.Entry(value: [UInt8(index)], expiresAt: 100), now: 1) { persisted += 1 })
+        }
+        #expect(persisted == 6)
+        var found = 0
+        for index in 0..<6 where held.take("r\(index)", now: 2, forget: {})?.value == [UInt8(index)] { found += 1 }
+        #expect(found == 4, "two left the table for the disk")
+        #expect(held.hold("x", HeldRecords.Entry(value: [1], expiresAt: 100), now: 1) {})
+        #expect(!held.hold("x", HeldRecords.Entry(value: [2], expiresAt: 100), now: 1) {}, "a live entry is not replaced")
+        #expect(held.take("x", now: 200, forget: {}).map { $0.value == nil } == true, "expired: held, but no value")
+
+        let path = TemporaryDirectory.make() + "/store.db"
+        let store = try SQLiteStore(path: path)
+        for index in 0..<(8_192 + 10) {
+            #expect(try await store.putOneTimeRecord("st:\(index)", value: [UInt8(index % 256)], ttlSeconds: 60))
+        }
+        for index in 0..<(8_192 + 10) {
+            #expect(try await store.takeRecord("st:\(index)") == [UInt8(index % 256)])
+        }
+        #expect(try await store.takeRecord("st:0") == nil)
+        await store.close()
+    }
+
     @Test("of many concurrent takers exactly one gets the record", arguments: Backend.allCases)
     func takeOnce(backend: Backend) async throws {
         let store = try await backend.make()
@@ -186,6 +278,23 @@ struct StoreTests {
         await store.close()
         await #expect(throws: StoreError.unavailable("")) { try await store.putRecord("after", value: [1], ttlSeconds: 60) }
         await #expect(throws: StoreError.unavailable("")) { try await store.takeRecord("before") }
+        await #expect(throws: StoreError.unavailable("")) { try await store.putOneTimeRecord("after", value: [1], ttlSeconds: 60) }
+    }
+
+    @Test("sqlite: a one-time record change that cannot be written is logged, without its id")
+    func sqliteLostWriteLogged() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "test", handler: StreamLogHandler(format: .json) { line in lines.withLock { $0.append(line) } })
+        let store = try SQLiteStore(path: path, logger: logger)
+        try SQLiteConnection(path: path).executeScript("DROP TABLE records")
+        #expect(try await store.putOneTimeRecord("st:secret-state-id", value: [1], ttlSeconds: 60))
+        #expect(try await store.takeRecord("st:secret-state-id") == [1], "answered from memory all the same")
+        await store.close()
+        let logged = lines.withLock { $0 }
+        #expect(logged.count == 2)
+        #expect(logged.allSatisfy { $0.contains("A login record change could not be written to the database") })
+        #expect(!logged.contains { $0.contains("secret-state-id") })
     }
 
     @Test("sqlite: under a steady stream of commits the WAL is checkpointed off the writer and stays bounded")

@@ -74,6 +74,15 @@ public enum Gatehouse {
             Console.err("gatehouse: \(error.message)")
             return 2
         }
+        // One server per SQLite database: it holds login states and one-time codes in memory
+        // until they reach the disk (`SQLiteStore`), which a second server would not see.
+        if command.spec.words[0] == "serve", case .sqlite(let path) = configuration.store,
+            !FileSystem.lockForLifetime(path + ".serve-lock")
+        {
+            Console.err("gatehouse: another gatehouse serve uses sqlite:\(path); one server per SQLite database (several share Redis)")
+            await context.store.close()
+            return 2
+        }
         if command.spec.words[0] != "serve" {
             // Ctrl-C ends a CLI verb the ordinary way: this thread takes the signal, and its
             // default action ends the process.
@@ -98,7 +107,7 @@ public enum Gatehouse {
         case .memory:
             opened = MemoryStore()
         case .sqlite(let path):
-            do { opened = try SQLiteStore(path: path) } catch {
+            do { opened = try SQLiteStore(path: path, logger: logger) } catch {
                 throw ConfigurationError("cannot open store sqlite:\(path): \(error.reason)")
             }
         case .redis(let host, let port, let database, let username, let password):

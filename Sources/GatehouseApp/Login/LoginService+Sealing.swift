@@ -20,6 +20,13 @@ extension LoginService {
         return try await context.store.putRecord(id, value: sealed, ttlSeconds: ttlSeconds)
     }
 
+    /// Stores a sealed login state or one-time code: records taken once, under fresh random
+    /// ids, which a store may acknowledge before they are durable (`Store.putOneTimeRecord`).
+    func putOneTimeSealed(_ bytes: [UInt8], id: String, ttlSeconds: Int) async throws(StoreError) -> Bool {
+        guard let sealed = seal(bytes, id: id) else { return false }
+        return try await context.store.putOneTimeRecord(id, value: sealed, ttlSeconds: ttlSeconds)
+    }
+
     func readSealed(_ id: String) async throws(StoreError) -> [UInt8]? {
         open(try await context.store.record(id), id: id)
     }

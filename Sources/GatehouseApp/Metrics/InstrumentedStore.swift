@@ -40,6 +40,9 @@ struct InstrumentedStore: Store {
     func putRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
         try await counted("put_record") { () async throws(StoreError) in try await base.putRecord(id, value: value, ttlSeconds: ttlSeconds) }
     }
+    func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
+        try await counted("put_record") { () async throws(StoreError) in try await base.putOneTimeRecord(id, value: value, ttlSeconds: ttlSeconds) }
+    }
     func record(_ id: String) async throws(StoreError) -> [UInt8]? { try await counted("record") { () async throws(StoreError) in try await base.record(id) } }
     func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]? {
         try await counted("take_record") { () async throws(StoreError) in try await base.takeRecord(id) }

@@ -62,6 +62,11 @@ public protocol Store: Sendable {
     /// Stores a record that expires after `ttlSeconds`. Returns false, storing nothing, when a
     /// live record already has this id: ids are random, so a clash means misuse.
     func putRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool
+    /// Stores a record that is taken once and never replaced: a login state or a one-time
+    /// code, under a fresh random id. Same answer as `putRecord`, but a backend may answer
+    /// before the record is durable, provided this process's later `record` and `takeRecord`
+    /// see it; the SQLite store does (see `SQLiteStore`).
+    func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool
     /// Reads a live record without removing it.
     func record(_ id: String) async throws(StoreError) -> [UInt8]?
     /// Removes and returns a live record in one atomic step; nil if absent or expired.

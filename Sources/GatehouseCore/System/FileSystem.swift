@@ -42,6 +42,18 @@ public enum FileSystem {
         return fsync(descriptor) == 0
     }
 
+    /// Takes an exclusive lock on `path` (created if missing) that lasts as long as the process:
+    /// the descriptor stays open. False if another process holds it or the file cannot be opened.
+    public static func lockForLifetime(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            return false
+        }
+        return true
+    }
+
     public static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
