@@ -87,55 +87,32 @@ struct StoreTests {
         await store.close()
     }
 
-    @Test("records expire, refuse live duplicates and are taken once", arguments: Backend.allCases)
+    @Test("records, one-time or not, expire, refuse live duplicates and are taken once", arguments: Backend.allCases)
     func records(backend: Backend) async throws {
         let store = try await backend.make()
-        #expect(try await store.putRecord("s1", value: [1], ttlSeconds: 60))
-        #expect(try await !store.putRecord("s1", value: [2], ttlSeconds: 60), "a live record is never overwritten")
-        #expect(try await store.record("s1") == [1])
-        #expect(try await store.record("s1") == [1], "reading does not consume")
-        #expect(try await store.takeRecord("s1") == [1])
-        #expect(try await store.takeRecord("s1") == nil)
-        #expect(try await store.record("s1") == nil)
-
-        #expect(try await store.putRecord("short", value: [3], ttlSeconds: 1))
+        for oneTime in [false, true] {
+            let put = oneTime ? store.putOneTimeRecord : store.putRecord
+            let id = oneTime ? "st:1" : "s1"
+            #expect(try await put(id, [1], 60))
+            #expect(try await !put(id, [2], 60), "a live record is never overwritten")
+            #expect(try await !store.putRecord(id, value: [2], ttlSeconds: 60))
+            #expect(try await store.record(id) == [1])
+            #expect(try await store.record(id) == [1], "reading does not consume")
+            #expect(try await store.takeRecord(id) == [1])
+            #expect(try await store.takeRecord(id) == nil)
+            #expect(try await store.record(id) == nil)
+            #expect(try await put(id, [3], 60), "a taken id may be reused")
+            #expect(try await store.takeRecord(id) == [3])
+            #expect(try await put("short-\(oneTime)", [4], 1))
+        }
         try await Task.sleep(for: .milliseconds(1100))
-        #expect(try await store.record("short") == nil)
-        #expect(try await store.takeRecord("short") == nil)
-        #expect(try await store.putRecord("short", value: [4], ttlSeconds: 60), "an expired id may be reused")
-        #expect(try await store.record("short") == [4])
-        await store.close()
-    }
-
-    @Test("one-time records: the same answers as records, and taken once", arguments: Backend.allCases)
-    func oneTimeRecords(backend: Backend) async throws {
-        let store = try await backend.make()
-        #expect(try await store.putOneTimeRecord("st:1", value: [1], ttlSeconds: 60))
-        #expect(try await !store.putOneTimeRecord("st:1", value: [2], ttlSeconds: 60), "a live record is never overwritten")
-        #expect(try await !store.putRecord("st:1", value: [2], ttlSeconds: 60))
-        #expect(try await store.record("st:1") == [1])
-        #expect(try await store.takeRecord("st:1") == [1])
-        #expect(try await store.takeRecord("st:1") == nil)
-        #expect(try await store.record("st:1") == nil)
-        #expect(try await store.putOneTimeRecord("st:1", value: [3], ttlSeconds: 60), "a taken id may be reused")
-        #expect(try await store.takeRecord("st:1") == [3])
-
-        #expect(try await store.putOneTimeRecord("short", value: [4], ttlSeconds: 1))
-        try await Task.sleep(for: .milliseconds(1100))
-        #expect(try await store.record("short") == nil)
-        #expect(try await store.takeRecord("short") == nil)
-        #expect(try await store.putOneTimeRecord("short", value: [5], ttlSeconds: 60), "an expired id may be reused")
-        #expect(try await store.takeRecord("short") == [5])
-
-        for round in 0..<20 {
-            #expect(try await store.putOneTimeRecord("code:\(round)", value: [UInt8(round)], ttlSeconds: 60))
-            let winners = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<16 {
-                    group.addTask { try await store.takeRecord("code:\(round)") == nil ? 0 : 1 }
-                }
-                return try await group.reduce(0, +)
-            }
-            #expect(winners == 1)
+        for oneTime in [false, true] {
+            let put = oneTime ? store.putOneTimeRecord : store.putRecord
+            let id = "short-\(oneTime)"
+            #expect(try await store.record(id) == nil)
+            #expect(try await store.takeRecord(id) == nil)
+            #expect(try await put(id, [5], 60), "an expired id may be reused")
+            #expect(try await store.record(id) == [5])
         }
         await store.close()
     }
@@ -198,11 +175,12 @@ struct StoreTests {
         await store.close()
     }
 
-    @Test("of many concurrent takers exactly one gets the record", arguments: Backend.allCases)
+    @Test("of many concurrent takers exactly one gets the record, one-time or not", arguments: Backend.allCases)
     func takeOnce(backend: Backend) async throws {
         let store = try await backend.make()
         for round in 0..<20 {
-            #expect(try await store.putRecord("code\(round)", value: [UInt8(round)], ttlSeconds: 60))
+            let put = round.isMultiple(of: 2) ? store.putRecord : store.putOneTimeRecord
+            #expect(try await put("code\(round)", [UInt8(round)], 60))
             let winners = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<16 {
                     group.addTask { try await store.takeRecord("code\(round)") == nil ? 0 : 1 }
