@@ -7,10 +7,11 @@ internal import Synchronization
 /// A login puts each of these records and takes it back once, on the same process (one server
 /// uses an SQLite database). Answering the put and the take from here, without waiting for a
 /// commit, spares each of them a connection suspension and a wake-up of the writer thread: at
-/// the login benchmark's rate, 38 system calls per login became 20, and 410 µs of gateway CPU
-/// 376. The database still gets every change, a few milliseconds later (`SQLiteWriter.enqueue`). Whoever changes the table also queues the database write while
-/// holding the table's lock, so the writer sees a record's insert before its delete, and a
-/// take that misses here queues its own take behind both.
+/// the login benchmark's rate, 38 system calls per login became 20, and 412 µs of gateway CPU
+/// per login 376. The database still gets every change, a few milliseconds later
+/// (`SQLiteWriter.enqueue`). Whoever changes the table queues the database write while holding
+/// the table's lock, so the writer sees a record's insert before its delete, and a take that
+/// misses here queues its own take behind both.
 ///
 /// The table is bounded: when full, an arbitrary entry leaves it and is then found on disk
 /// only, by the writer's own take, which is queued behind the insert.
