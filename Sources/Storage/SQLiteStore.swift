@@ -156,6 +156,10 @@ public final class SQLiteStore: Store {
     }
 
     public func putOneTimeRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
+        // A writer this far behind (another process holding the write lock, a stalled disk)
+        // gets no more unawaited work: callers wait for their commit again, as for any write,
+        // instead of the queue growing with every login.
+        if writer.backlog >= Self.backlogLimit { return try await putRecord(id, value: value, ttlSeconds: ttlSeconds) }
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
         let purge = purgeDue()
@@ -168,6 +172,9 @@ public final class SQLiteStore: Store {
                 failed: lost)
         }
     }
+
+    /// Queued writes past which one-time records are written like any other (awaited).
+    static let backlogLimit = 4_096
 
     private func purgeDue() -> Bool {
         putsSincePurge.add(1, ordering: .relaxed).newValue % 512 == 0
@@ -223,6 +230,9 @@ public final class SQLiteStore: Store {
             try connection.query("SELECT 1 FROM apps LIMIT 1")
         }
     }
+
+    /// How many writes wait for the writer's next commit (for tests).
+    var backlog: Int { writer.backlog }
 
     public func close() async {
         closed.store(true, ordering: .releasing)

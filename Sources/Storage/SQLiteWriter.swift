@@ -87,6 +87,9 @@ final class SQLiteWriter: Sendable {
         return try result.get()
     }
 
+    /// How many writes wait for the next commit.
+    var backlog: Int { queue.withLock { $0.pending.count } }
+
     /// Queues a change nobody waits for; `failed` hears if it never reaches the disk.
     func enqueue(
         _ work: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> Void,

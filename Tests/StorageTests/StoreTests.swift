@@ -148,6 +148,30 @@ struct StoreTests {
         await reopened.close()
     }
 
+    @Test("sqlite: behind another process's write lock, one-time records queue up to a limit, then wait like any write")
+    func oneTimeBacklogBounded() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let store = try SQLiteStore(path: path)
+        let other = try SQLiteConnection(path: path)
+        try other.executeScript("BEGIN IMMEDIATE")
+        let count = SQLiteStore.backlogLimit + 20
+        let puts = Task {
+            for index in 0..<count {
+                guard try await store.putOneTimeRecord("st:\(index)", value: [UInt8(index % 256)], ttlSeconds: 60) else { return index }
+            }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        // The writer's first batch waits on the lock; the queue behind it stops at the limit.
+        #expect(store.backlog <= SQLiteStore.backlogLimit + 1)
+        try other.executeScript("COMMIT")
+        #expect(try await puts.value == count)
+        for index in stride(from: 0, to: count, by: 97) {
+            #expect(try await store.takeRecord("st:\(index)") == [UInt8(index % 256)])
+        }
+        await store.close()
+    }
+
     @Test("sqlite: a full table of held records lets one go, and it is still taken from disk, once")
     func heldRecordsOverflow() async throws {
         let held = HeldRecords(capacity: 4)
