@@ -154,6 +154,35 @@ struct LoginFlowTests {
         try await bench.stop()
     }
 
+    @Test("on SQLite, a login started before a stop finishes after a restart, and its code survives the next one")
+    func loginAcrossRestarts() async throws {
+        // One public URL for every instance, as behind a proxy: the callback names it.
+        let publicURL = "http://gatehouse.invalid"
+        let store = "sqlite:./data/gatehouse.db"
+        let first = try await LoginBench.start(store: store, publicURL: publicURL)
+        let start = try await first.get(first.startURL(
+            "mock2", opts: #"{"state":"csrf-r"}"#, extra: ["redirect_uri": "http://localhost/back", "redirect_type": "server"]))
+        let callback = try #require(try await first.get(start.header("location") ?? "").header("location"))
+        #expect(callback.hasPrefix(publicURL + "/auth?"))
+        #expect(try await first.gateway.stop() == 0)
+
+        func restarted() async throws -> LoginBench {
+            let gateway = try await Gateway.start(workspace: first.gateway.workspace, store: store, publicURL: publicURL)
+            return LoginBench(gateway: gateway, mock: first.mock, key: first.key, secret: first.secret)
+        }
+        let second = try await restarted()
+        let answer = try await second.get(second.base + callback.dropFirst(publicURL.count))
+        #expect(answer.status == 302)
+        let code = try #require(try LoginBench.message(inURL: answer.header("location") ?? "")["data"]?["code"]?.stringValue)
+        #expect(try await second.gateway.stop() == 0)
+
+        let third = try await restarted()
+        #expect(try await third.redeem(code).status == 200)
+        #expect(try await third.redeem(code).json?["data"]?["code"] == "invalid or expired")
+        #expect(try await third.get(third.base + callback.dropFirst(publicURL.count)).json?["data"]?["state"] == "invalid or expired")
+        try await third.stop()
+    }
+
     @Test("expired states and codes give clear errors", arguments: TestStore.allCases)
     func expiry(store: TestStore) async throws {
         let bench = try await LoginBench.start(store: try await store.location(), extra: ["--state-ttl", "1", "--code-ttl", "1"])

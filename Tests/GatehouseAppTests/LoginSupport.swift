@@ -199,10 +199,12 @@ struct LoginBench {
         ]
     }
 
-    static func start(store: String = "memory:", extra: [String] = [], responseType: String = "both") async throws -> LoginBench {
+    static func start(
+        store: String = "memory:", extra: [String] = [], responseType: String = "both", publicURL: String? = nil
+    ) async throws -> LoginBench {
         let mock = try await MockProvider.start()
         let workspace = try Workspace(providers: providers(mock: mock.baseURL))
-        let gateway = try await Gateway.start(workspace: workspace, store: store, extra: extra)
+        let gateway = try await Gateway.start(workspace: workspace, store: store, extra: extra, publicURL: publicURL)
         let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"shop","domains":["localhost","app.example.com"]}"#)
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
