@@ -12,8 +12,8 @@ internal import Glibc
 /// One-time records (`putOneTimeRecord`) are also held in memory (`HeldRecords`) and reach the
 /// disk within a few milliseconds, unawaited: a crash loses at most those last milliseconds
 /// (a login then in flight fails; a code taken then could be taken again, by its own app).
-/// Only one server process may use a database for this to hold; CLI processes never touch
-/// these records.
+/// Only one server process may use a database for this to hold (`gatehouse serve` takes a
+/// lock beside the file); CLI processes never touch these records.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter
