@@ -9,8 +9,9 @@
  * Routes:
  *   POST /oauth2/token        the provider's token endpoint. Gatehouse keeps its
  *                             connections alive (a few hundred carry millions of
- *                             calls), so TCP setup is rare here. The form body is read and checked (grant_type,
- *                             code, redirect_uri, client_id, client_secret);
+ *                             calls), so TCP setup is rare here. The form body
+ *                             is read and checked (grant_type, code,
+ *                             redirect_uri, client_id, client_secret);
  *                             the answer is a JSON token, or a 400 JSON error.
  *   GET  /healthz             readiness probe.
  *   GET  /stats               counters as JSON (token calls, bad token calls,

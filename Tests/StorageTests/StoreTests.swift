@@ -150,10 +150,7 @@ struct StoreTests {
 
     @Test("sqlite: behind another process's write lock, one-time records queue up to a limit, then wait like any write")
     func oneTimeBacklogBounded() async throws {
-        let path = TemporaryDirectory.make() + "/store.db"
-        let store = try SQLiteStore(path: path)
-        let other = try SQLiteConnection(path: path)
-        try other.executeScript("BEGIN IMMEDIATE")
+        let (store, other) = try storeBehindForeignWriteLock()
         let count = SQLiteStore.backlogLimit + 20
         let puts = Task {
             for index in 0..<count {
@@ -251,11 +248,7 @@ struct StoreTests {
 
     @Test("sqlite: writes queued behind another process's write lock all land once it is released")
     func sqliteWaitsForForeignWriter() async throws {
-        let path = TemporaryDirectory.make() + "/store.db"
-        let store = try SQLiteStore(path: path)
-        // Another connection stands in for the CLI holding the write lock.
-        let other = try SQLiteConnection(path: path)
-        try other.executeScript("BEGIN IMMEDIATE")
+        let (store, other) = try storeBehindForeignWriteLock()
         let writes = Task {
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<32 {
@@ -439,4 +432,14 @@ struct RedisAuthenticationTests {
         await #expect(throws: StoreError.self) { try await bad.ping() }
         await bad.close()
     }
+}
+
+/// A fresh SQLite store, and another connection (standing in for the CLI) holding its write
+/// lock until the test commits it.
+func storeBehindForeignWriteLock() throws -> (SQLiteStore, SQLiteConnection) {
+    let path = TemporaryDirectory.make() + "/store.db"
+    let store = try SQLiteStore(path: path)
+    let other = try SQLiteConnection(path: path)
+    try other.executeScript("BEGIN IMMEDIATE")
+    return (store, other)
 }

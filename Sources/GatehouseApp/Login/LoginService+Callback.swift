@@ -159,7 +159,8 @@ extension LoginService {
         let record = LoginCode(appKey: state.appKey, provider: state.provider, clientState: state.clientState, result: result)
         do throws(StoreError) {
             guard case let bytes = record.record,
-                try await putOneTimeSealed(bytes, id: LoginRecordID.code(code, appKey: state.appKey), ttlSeconds: context.configuration.codeTTL)
+                try await putSealed(
+                    bytes, id: LoginRecordID.code(code, appKey: state.appKey), ttlSeconds: context.configuration.codeTTL, oneTime: true)
             else { return .error("Internal error", state: state.clientState, provider: state.provider) }
         } catch {
             return .error("The store is unavailable", state: state.clientState, provider: state.provider)

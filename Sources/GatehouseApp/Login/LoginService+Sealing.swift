@@ -14,17 +14,13 @@ extension LoginService {
         return try? context.registry.box.open(sealed, context: "record:" + id)
     }
 
-    /// Stores a sealed record; false if it could not be sealed or the id is taken.
-    func putSealed(_ bytes: [UInt8], id: String, ttlSeconds: Int) async throws(StoreError) -> Bool {
+    /// Stores a sealed record; false if it could not be sealed or the id is taken. A login
+    /// state or one-time code (`oneTime`) is a record taken once, under a fresh random id,
+    /// which a store may acknowledge before it is durable (`Store.putOneTimeRecord`).
+    func putSealed(_ bytes: [UInt8], id: String, ttlSeconds: Int, oneTime: Bool = false) async throws(StoreError) -> Bool {
         guard let sealed = seal(bytes, id: id) else { return false }
+        if oneTime { return try await context.store.putOneTimeRecord(id, value: sealed, ttlSeconds: ttlSeconds) }
         return try await context.store.putRecord(id, value: sealed, ttlSeconds: ttlSeconds)
-    }
-
-    /// Stores a sealed login state or one-time code: records taken once, under fresh random
-    /// ids, which a store may acknowledge before they are durable (`Store.putOneTimeRecord`).
-    func putOneTimeSealed(_ bytes: [UInt8], id: String, ttlSeconds: Int) async throws(StoreError) -> Bool {
-        guard let sealed = seal(bytes, id: id) else { return false }
-        return try await context.store.putOneTimeRecord(id, value: sealed, ttlSeconds: ttlSeconds)
     }
 
     func readSealed(_ id: String) async throws(StoreError) -> [UInt8]? {

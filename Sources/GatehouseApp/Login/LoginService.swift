@@ -170,7 +170,7 @@ struct LoginService: Sendable {
         }
         let record = state.record
         do throws(StoreError) {
-            guard try await putOneTimeSealed(record, id: LoginRecordID.state(stateID), ttlSeconds: context.configuration.stateTTL) else {
+            guard try await putSealed(record, id: LoginRecordID.state(stateID), ttlSeconds: context.configuration.stateTTL, oneTime: true) else {
                 return deliver("Internal error")
             }
         } catch {

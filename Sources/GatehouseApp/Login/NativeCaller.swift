@@ -42,7 +42,7 @@ extension LoginService {
             appKey: caller.app.key, provider: provider, clientState: clientState, result: credentials).record
         else { return .error(500, "server_error", "internal error") }
         let id = LoginRecordID.code(oneTime, appKey: caller.app.key)
-        guard (try? await putOneTimeSealed(bytes, id: id, ttlSeconds: context.configuration.codeTTL)) == true
+        guard (try? await putSealed(bytes, id: id, ttlSeconds: context.configuration.codeTTL, oneTime: true)) == true
         else { return .error(503, "store_unavailable", "the store is unavailable") }
         return .json(JSONValue.object([
             "status": "success", "data": .object(["code": .string(oneTime)]), "state": .string(clientState), "provider": .string(provider),
