@@ -12,8 +12,9 @@ internal import Glibc
 /// One-time records (`putOneTimeRecord`) are also held in memory (`HeldRecords`) and reach the
 /// disk within a few milliseconds, unawaited: a crash loses at most those last milliseconds
 /// (a login then in flight fails; a code taken then could be taken again, by its own app).
-/// Only one server process may use a database for this to hold (`gatehouse serve` takes a
-/// lock beside the file); CLI processes never touch these records.
+/// Only one server process may use a database for this to hold: opened with `serving`, as
+/// `gatehouse serve` opens it, the store takes a lock beside the file. CLI processes never
+/// touch these records.
 public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter
@@ -26,12 +27,18 @@ public final class SQLiteStore: Store {
     private let putsSincePurge = Atomic<Int>(0)
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    /// `logger` hears of one-time record changes that could not be written.
-    public init(path: String, connections: Int = 2, logger: Logger = .silent()) throws(StoreError) {
+    /// `serving`: this process serves the database, and must be its only server, since the
+    /// one-time records it holds are invisible to any other; it takes `PATH.serve-lock` for its
+    /// lifetime before touching the database, so a refused second server migrates and writes
+    /// nothing. `logger` hears of one-time record changes that could not be written.
+    public init(path: String, connections: Int = 2, serving: Bool = false, logger: Logger = .silent()) throws(StoreError) {
         lost = { error in logger.error("A login record change could not be written to the database", ["error": error.description]) }
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             let directory = String(path[..<slash])
             guard FileSystem.makeDirectories(directory) else { throw .invalidLocation("cannot create the directory \(directory)") }
+        }
+        guard !serving || FileSystem.lockForLifetime(path + ".serve-lock") else {
+            throw .conflict("another gatehouse serve uses sqlite:\(path); one server per SQLite database (several share Redis)")
         }
         func open() throws(StoreError) -> SQLiteConnection {
             let connection = try SQLiteConnection(path: path)

@@ -69,18 +69,10 @@ public enum Gatehouse {
         }
         let context: GatewayContext
         do {
-            context = try openContext(configuration: configuration, providers: providers, logger: logger)
+            context = try openContext(
+                configuration: configuration, providers: providers, logger: logger, serving: command.spec.words[0] == "serve")
         } catch {
             Console.err("gatehouse: \(error.message)")
-            return 2
-        }
-        // One server per SQLite database: it holds login states and one-time codes in memory
-        // until they reach the disk (`SQLiteStore`), which a second server would not see.
-        if command.spec.words[0] == "serve", case .sqlite(let path) = configuration.store,
-            !FileSystem.lockForLifetime(path + ".serve-lock")
-        {
-            Console.err("gatehouse: another gatehouse serve uses sqlite:\(path); one server per SQLite database (several share Redis)")
-            await context.store.close()
             return 2
         }
         if command.spec.words[0] != "serve" {
@@ -98,8 +90,9 @@ public enum Gatehouse {
         return status
     }
 
+    /// `serving`: the context is for `gatehouse serve`, which must be its database's only server.
     static func openContext(
-        configuration: GatehouseConfiguration, providers: ProviderCatalog, logger: Logger
+        configuration: GatehouseConfiguration, providers: ProviderCatalog, logger: Logger, serving: Bool
     ) throws(ConfigurationError) -> GatewayContext {
         let key = try MasterKey.resolve(configured: configuration.masterKey, store: configuration.store)
         let opened: any Store
@@ -107,7 +100,7 @@ public enum Gatehouse {
         case .memory:
             opened = MemoryStore()
         case .sqlite(let path):
-            do { opened = try SQLiteStore(path: path, logger: logger) } catch {
+            do { opened = try SQLiteStore(path: path, serving: serving, logger: logger) } catch {
                 throw ConfigurationError("cannot open store sqlite:\(path): \(error.reason)")
             }
         case .redis(let host, let port, let database, let username, let password):
