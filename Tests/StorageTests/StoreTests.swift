@@ -117,6 +117,20 @@ struct StoreTests {
         await store.close()
     }
 
+    @Test("sqlite: a second serving store on one file is refused; a CLI store opens beside the server")
+    func sqliteOneServer() async throws {
+        let path = TemporaryDirectory.make() + "/store.db"
+        let server = try SQLiteStore(path: path, serving: true)
+        #expect(throws: StoreError.conflict("")) { try SQLiteStore(path: path, serving: true) }
+        let cli = try SQLiteStore(path: path)
+        await cli.close()
+        await server.close()
+        let elsewhere = TemporaryDirectory.make() + "/fresh/store.db"
+        let other = try SQLiteStore(path: elsewhere, serving: true)
+        #expect(FileSystem.exists(elsewhere + ".serve-lock"))
+        await other.close()
+    }
+
     @Test("sqlite: one-time records reach the disk unawaited, and so do their takes")
     func sqliteOneTimeRecordsPersist() async throws {
         let path = TemporaryDirectory.make() + "/store.db"
