@@ -93,6 +93,15 @@ struct EncodingTests {
         #expect(try JSONCoding.decode(JSONValue.self, from: bytes) == value)
     }
 
+    @Test("object members are written in code point order, whatever their length or script")
+    func jsonKeyOrder() {
+        // Short keys are stored inline and long ones on the heap; the order must not care.
+        let value: JSONValue = [
+            "é": 1, "z": 2, "Z": 3, "real_user_status": 4, "real_user": 5, "a_key_longer_than_fifteen_bytes": 6, "": 7, "\u{2603}": 8,
+        ]
+        #expect(value.jsonText == #"{"":7,"Z":3,"a_key_longer_than_fifteen_bytes":6,"real_user":5,"real_user_status":4,"z":2,"é":1,"☃":8}"#)
+    }
+
     @Test("the parser reads integers exactly, other numbers as doubles, and non-ASCII strings validated")
     func jsonParserNumbersAndStrings() {
         let cases: [(String, Double)] = [

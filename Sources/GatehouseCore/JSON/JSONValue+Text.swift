@@ -53,7 +53,7 @@ extension JSONValue {
                 order.append(position)
                 members.formIndex(after: &position)
             }
-            if order.count > 1 { order.sort { members.keys[$0] < members.keys[$1] } }
+            if order.count > 1 { order.sort { Self.precedes(members.keys[$0], members.keys[$1]) } }
             for (index, position) in order.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 let (key, value) = members[position]
@@ -63,6 +63,21 @@ extension JSONValue {
             }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Key order: UTF-8 byte order, which is code point order. `String.<` orders NFC text the
+    /// same way but pays for Unicode-aware comparison on every step of the sort; any other
+    /// text still gets one fixed order, which is all serialising needs.
+    private static func precedes(_ first: String, _ second: String) -> Bool {
+        let ordered = first.utf8.withContiguousStorageIfAvailable { left in
+            second.utf8.withContiguousStorageIfAvailable { right in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+        return (ordered ?? nil) ?? first.utf8.lexicographicallyPrecedes(second.utf8)
     }
 
     private static func append(_ literal: StaticString, to out: inout [UInt8]) {
