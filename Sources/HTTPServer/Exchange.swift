@@ -279,9 +279,9 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
 
     /// The handler's executor, which runs each stretch where the thread waking it asks:
     /// right there if it opted in (`InlineResumption.runningInline`: the dispatching
-    /// callback, the HTTP client); on this connection's server thread if it hands its
-    /// handlers off (`handingOff`: the SQLite writer after a commit), which has to wake
-    /// anyway to send the answer; anywhere else (a Redis reply, a timer) on Dispatch's pool.
+    /// callback, the HTTP client, a Redis reply); on this connection's server thread if it
+    /// hands its handlers off (`handingOff`: the SQLite writer after a commit), which has to
+    /// wake anyway to send the answer; anywhere else (a timer) on Dispatch's pool.
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if InlineResumption.shared.claimInlineTurn() {

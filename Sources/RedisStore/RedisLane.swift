@@ -151,7 +151,13 @@ final class RedisLane: @unchecked Sendable {
             }
             guard let next else { break }
             guard let job = next else { continue }
-            job.continuation.resume(returning: perform(job))
+            let outcome = perform(job)
+            // The handler waiting for this reply carries on here until it waits again (most
+            // often for its next Redis command), as it does on the HTTP client's thread: a hop
+            // to Dispatch's pool cost a thread wake-up per command, and a login makes several.
+            InlineResumption.shared.batching {
+                InlineResumption.shared.runningInline { job.continuation.resume(returning: outcome) }
+            }
         }
         connection = nil
         let leftover: [Job] = jobs.withLock { state in

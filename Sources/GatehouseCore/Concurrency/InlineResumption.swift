@@ -6,11 +6,13 @@ internal import Glibc
 /// instead of being handed to another thread.
 ///
 /// Every hand-off is a thread switch, and on the request path those cost more than the work
-/// between them. Two places opt in with `runningInline`:
+/// between them. Three places opt in with `runningInline`:
 /// - the HTTP server thread that dispatches a handler: most handlers never really suspend (a
 ///   cached app, an inline SQLite statement), so they answer on the same callback;
 /// - the HTTP client thread delivering a response: the handler waiting for it carries on right
-///   there (building its answer is short) instead of waking a server thread to do so.
+///   there (building its answer is short) instead of waking a server thread to do so;
+/// - a Redis connection's thread delivering a reply, likewise: the handler runs until it
+///   waits again, most often for its next Redis command.
 /// Only the first job enqueued during `runningInline` runs inline (`claimInlineTurn`); the
 /// executor placing it (the HTTP server's `Exchange`) sends every other one elsewhere, so
 /// nothing recurses and no thread runs handler code it did not opt into. A thread may
@@ -76,8 +78,8 @@ public final class InlineResumption: @unchecked Sendable {
     /// Dispatch's pool. The SQLite writer wakes its handlers so after a commit: they then
     /// run in parallel while it commits the next batch. A Redis lane does not: a handler
     /// makes several Redis calls per request, each of which would then cost a suspend and a
-    /// resume of its connection (two `epoll_ctl` calls and a wake-up), and paired runs showed
-    /// no gain from it over a hop to the pool.
+    /// resume of its connection (two `epoll_ctl` calls and a wake-up); it runs its handlers
+    /// inline instead.
     public func handingOff(_ body: () -> Void) {
         pthread_setspecific(handOffKey, UnsafeRawPointer(bitPattern: 1))
         body()
