@@ -4,10 +4,19 @@
 #include <sys/time.h>
 #include <hiredis/hiredis.h>
 
-/* The reply type constants are #defines in read.h; they import, but typed accessors keep the
- * wrapper free of casts from `void *` (redisCommandArgv returns an untyped reply). */
-static inline redisReply *gh_redis_command(redisContext *context, int argc, const char **argv, const size_t *lengths) {
-    return (redisReply *)redisCommandArgv(context, argc, argv, lengths);
+/* Pipelining: commands are appended to the output buffer, written together by the first
+ * read, and their replies read back in order. NULL means the connection failed. The reply
+ * comes back typed, so the wrapper never casts from `void *`. */
+static inline int gh_redis_append(redisContext *context, int argc, const char **argv, const size_t *lengths) {
+    return redisAppendCommandArgv(context, argc, argv, lengths);
+}
+
+static inline redisReply *gh_redis_next_reply(redisContext *context) {
+    void *reply = NULL;
+    if (redisGetReply(context, &reply) != REDIS_OK) {
+        return NULL;
+    }
+    return (redisReply *)reply;
 }
 
 /* Connects with a connect timeout and applies the same limit to every later read and write,

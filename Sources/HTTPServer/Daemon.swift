@@ -1,9 +1,6 @@
 internal import CMicroHTTPD
 internal import GatehouseCore
 internal import Synchronization
-#if canImport(Glibc)
-internal import Glibc
-#endif
 
 /// Owns the libmicrohttpd daemon. The C callbacks below reach it through the `void*`
 /// context, so it must outlive the daemon: `shutdown` stops the daemon before release.
@@ -95,8 +92,4 @@ final class Daemon: @unchecked Sendable {
 /// The daemon pointer, sendable so the mutex can hold it; only `Daemon` dereferences it.
 struct DaemonPointer: @unchecked Sendable {
     let raw: OpaquePointer
-}
-
-func systemProcessorCount() -> Int {
-    max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 }

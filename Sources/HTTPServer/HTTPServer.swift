@@ -41,7 +41,7 @@ public final class HTTPServer: Sendable {
         }
 
         /// The number of online processors.
-        public static var processorCount: Int { Int(systemProcessorCount()) }
+        public static var processorCount: Int { ServiceThread.processorCount }
     }
 
     private let daemon: Daemon

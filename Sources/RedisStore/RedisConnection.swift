@@ -60,7 +60,32 @@ final class RedisConnection {
     /// (timeout, reset, EOF), after which the connection must be discarded: hiredis leaves a
     /// failed context unusable.
     func execute(_ arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
+        try execute(batch: [arguments])[0]
+    }
+
+    /// Sends `commands` in one write and reads their replies in order: commands queued by
+    /// several handlers share one round trip. Fails as a whole, like `execute`.
+    func execute(batch commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
         let raw = UnsafeMutablePointer<redisContext>(context)
+        for arguments in commands {
+            guard Self.append(arguments, to: raw) == REDIS_OK else {
+                throw .unavailable("redis: \(Self.errorText(raw))")
+            }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            guard let reply = gh_redis_next_reply(raw) else {
+                throw .unavailable("redis: \(Self.errorText(raw))")
+            }
+            defer { freeReplyObject(reply) }
+            replies.append(Self.decode(reply))
+        }
+        return replies
+    }
+
+    /// Formats one command into hiredis' output buffer, which copies the arguments.
+    private static func append(_ arguments: [[UInt8]], to raw: UnsafeMutablePointer<redisContext>) -> Int32 {
         // One contiguous buffer holds every argument, so each pointer stays valid for the call.
         var joined: [UInt8] = []
         joined.reserveCapacity(arguments.reduce(0) { $0 + $1.count } + 1)
@@ -72,22 +97,17 @@ final class RedisConnection {
             joined.append(contentsOf: argument)
         }
         joined.append(0)
-        let reply: UnsafeMutablePointer<redisReply>? = joined.withUnsafeBufferPointer { buffer in
+        return joined.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { characters in
                 var pointers = [UnsafePointer<CChar>?](repeating: nil, count: offsets.count)
                 for (index, offset) in offsets.enumerated() { pointers[index] = characters.baseAddress.map { UnsafePointer($0 + offset) } }
                 return pointers.withUnsafeMutableBufferPointer { argv in
                     lengths.withUnsafeBufferPointer { sizes in
-                        gh_redis_command(raw, Int32(arguments.count), argv.baseAddress, sizes.baseAddress)
+                        gh_redis_append(raw, Int32(arguments.count), argv.baseAddress, sizes.baseAddress)
                     }
                 }
             }
         }
-        guard let reply else {
-            throw .unavailable("redis: \(Self.errorText(raw))")
-        }
-        defer { freeReplyObject(reply) }
-        return Self.decode(reply)
     }
 
     private static func decode(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {

@@ -16,9 +16,17 @@ public struct RedisEndpoint: Sendable, Hashable {
     /// Connections, each on its own thread.
     public var connections: Int
 
+    /// One connection per two processors. A connection sends whatever its thread finds queued
+    /// as one pipeline; in paired login runs on two cores, one connection served about 18%
+    /// more logins per second than two, and two about 19% more than four: every further
+    /// thread sleeps and wakes for round trips of its own. But a connection's thread also runs
+    /// each handler it answers until the handler waits again, which wants more threads as
+    /// processors grow.
+    public static var defaultConnections: Int { max(1, ServiceThread.processorCount / 2) }
+
     public init(
         host: String, port: Int, database: Int = 0, username: String? = nil, password: String? = nil,
-        timeout: Duration = .milliseconds(500), connections: Int = 4
+        timeout: Duration = .milliseconds(500), connections: Int = Self.defaultConnections
     ) {
         self.host = host
         self.port = port
@@ -137,26 +145,28 @@ final class RedisLane: @unchecked Sendable {
     private func loop() {
         while true {
             wakeup.wait()
-            let next: Job?? = jobs.withLock { state in
-                if state.head < state.queue.count {
-                    let job = state.queue[state.head]
-                    state.head += 1
-                    if state.head > 64, state.head * 2 > state.queue.count {
-                        state.queue.removeFirst(state.head)
-                        state.head = 0
-                    }
-                    return .some(job)
+            // Everything queued goes out together (up to a bound): commands from several
+            // handlers then share one write and one round trip.
+            let next: [Job]? = jobs.withLock { state in
+                let taken = Array(state.queue[state.head..<min(state.queue.count, state.head + Self.maximumBatch)])
+                state.head += taken.count
+                if state.head > 64, state.head * 2 > state.queue.count {
+                    state.queue.removeFirst(state.head)
+                    state.head = 0
                 }
-                return state.closed ? .none : .some(nil)
+                return taken.isEmpty && state.closed ? nil : taken
             }
             guard let next else { break }
-            guard let job = next else { continue }
-            let outcome = perform(job)
-            // The handler waiting for this reply carries on here until it waits again (most
+            // Each job signalled once; the signals of jobs taken along find the queue empty.
+            guard !next.isEmpty else { continue }
+            let outcomes = perform(next)
+            // Each handler waiting for a reply carries on here until it waits again (most
             // often for its next Redis command), as it does on the HTTP client's thread: a hop
             // to Dispatch's pool cost a thread wake-up per command, and a login makes several.
             InlineResumption.shared.batching {
-                InlineResumption.shared.runningInline { job.continuation.resume(returning: outcome) }
+                for (job, outcome) in zip(next, outcomes) {
+                    InlineResumption.shared.runningInline { job.continuation.resume(returning: outcome) }
+                }
             }
         }
         connection = nil
@@ -168,12 +178,24 @@ final class RedisLane: @unchecked Sendable {
         finished.signal()
     }
 
-    private func perform(_ job: Job) -> Result<RedisReply, StoreError> {
+    /// Commands in one pipeline at most, so a long queue still sees its first answers early.
+    private static let maximumBatch = 32
+
+    private func perform(_ batch: [Job]) -> [Result<RedisReply, StoreError>] {
         let now = ContinuousClock.now
         // Work that waited behind a stalled command is answered now rather than late.
-        if now - job.enqueued > endpoint.timeout * 2 {
-            return .failure(.unavailable("redis: timed out waiting for a connection"))
+        let live = batch.indices.filter { now - batch[$0].enqueued <= endpoint.timeout * 2 }
+        var outcomes = [Result<RedisReply, StoreError>](
+            repeating: .failure(.unavailable("redis: timed out waiting for a connection")), count: batch.count)
+        guard !live.isEmpty else { return outcomes }
+        switch execute(live.map { batch[$0].arguments }, at: now) {
+        case .success(let replies): for (index, reply) in zip(live, replies) { outcomes[index] = .success(reply) }
+        case .failure(let error): for index in live { outcomes[index] = .failure(error) }
         }
+        return outcomes
+    }
+
+    private func execute(_ commands: [[[UInt8]]], at now: ContinuousClock.Instant) -> Result<[RedisReply], StoreError> {
         if connection != nil, health.generation.load(ordering: .relaxed) != connectionGeneration {
             connection = nil
         }
@@ -195,9 +217,9 @@ final class RedisLane: @unchecked Sendable {
         }
         guard let connection else { return .failure(.unavailable("redis: not connected")) }
         do throws(StoreError) {
-            let reply = try connection.execute(job.arguments)
+            let replies = try connection.execute(batch: commands)
             health.succeeded()
-            return .success(reply)
+            return .success(replies)
         } catch {
             self.connection = nil
             health.failed()

@@ -402,6 +402,49 @@ struct StoreTests {
         await server.stop()
     }
 
+    @Test("redis: commands sent as one pipeline answer in order, and an error reply stays with its own command")
+    func redisPipeline() async throws {
+        let endpoint = try await redisEndpoint(timeout: .seconds(5))
+        let connection = try RedisConnection(
+            host: endpoint.host, port: endpoint.port, database: endpoint.database, username: nil, password: nil,
+            timeoutMilliseconds: endpoint.timeoutMilliseconds)
+        let key = Array("test-pipeline-\(UInt64.random(in: 0...UInt64.max))".utf8)
+        let replies = try connection.execute(batch: [
+            [Array("SET".utf8), key, [0, 1, 2]],
+            // A hash command on a string: Redis answers WRONGTYPE for this one command only.
+            [Array("HGET".utf8), key, Array("field".utf8)],
+            [Array("GET".utf8), key],
+            [Array("DEL".utf8), key],
+        ])
+        #expect(replies.count == 4)
+        #expect(replies[0] == .status("OK"))
+        guard case .error(let text) = replies[1] else { Issue.record("expected an error reply, got \(replies[1])"); return }
+        #expect(text.hasPrefix("WRONGTYPE"))
+        #expect(replies[2] == .bytes([0, 1, 2]))
+        #expect(replies[3] == .integer(1))
+        #expect(try connection.execute(batch: []) == [])
+    }
+
+    @Test("redis: one store's connection carries many handlers' commands at once, each answered with its own reply")
+    func redisConcurrentCommands() async throws {
+        let store = try await Backend.redis.make()
+        // More than one pipeline's worth, all in flight together.
+        let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await store.putRecord("r\(index)", value: Array("v\(index)".utf8), ttlSeconds: 60) }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(stored == 200)
+        let read = try await withThrowingTaskGroup(of: (Int, [UInt8]?).self) { group in
+            for index in 0..<200 { group.addTask { (index, try await store.takeRecord("r\(index)")) } }
+            return try await group.reduce(into: [Int: [UInt8]]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(read.count == 200)
+        for (index, value) in read { #expect(value == Array("v\(index)".utf8)) }
+        await store.close()
+    }
+
     @Test("sqlite data survives reopening, and the schema version is recorded")
     func sqlitePersists() async throws {
         let path = TemporaryDirectory.make() + "/nested/dir/store.db"

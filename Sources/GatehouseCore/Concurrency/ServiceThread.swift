@@ -8,6 +8,11 @@ public enum ServiceThread {
     /// Linux's SCHED_BATCH, which glibc declares only under _GNU_SOURCE.
     private static let schedBatch: Int32 = 3
 
+    /// The processors online, at least one: what thread counts are sized by.
+    public static var processorCount: Int {
+        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
     /// Runs `body` on a new detached thread named `name`, for a component that owns a
     /// blocking loop (a store connection, the SQLite writer); false if the system refused a
     /// thread.
