@@ -63,7 +63,7 @@ final class RedisConnection {
         try execute(batch: [arguments])[0]
     }
 
-    /// Sends `commands` in one write and reads their replies in order: commands queued by
+    /// Sends `commands` together, then reads their replies in order: commands queued by
     /// several handlers share one round trip. Fails as a whole, like `execute`.
     func execute(batch commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
         let raw = UnsafeMutablePointer<redisContext>(context)
