@@ -94,28 +94,19 @@ final class Listener: Sendable {
         close(wake.write)
     }
 
-    /// Refused connections since the last warning, which is written at most once a second
-    /// so that a flood at the connection limit cannot flood the log too. Only the accepting
-    /// thread touches it.
-    private struct RefusalReport {
-        var count = 0
-        var lastWritten: ContinuousClock.Instant?
+    /// Refused connections are reported at most once a second, with their count, so that a
+    /// flood at the connection limit cannot flood the log too.
+    private let refusals = LogThrottle()
 
-        mutating func refused(_ logger: Logger) {
-            count += 1
-            let now = ContinuousClock.now
-            if let lastWritten, now - lastWritten < .seconds(1) { return }
-            logger.warning("Connections closed unserved: libmicrohttpd refused them (connection limit or memory)", [
-                "connections.refused": "\(count)",
-            ])
-            count = 0
-            lastWritten = now
-        }
+    private func reportRefusal() {
+        guard let count = refusals.occurrence() else { return }
+        logger.warning("Connections closed unserved: libmicrohttpd refused them (connection limit or memory)", [
+            "connections.refused": "\(count)",
+        ])
     }
 
     private func acceptLoop(_ daemon: DaemonPointer) {
         defer { finished.signal() }
-        var report = RefusalReport()
         var descriptors = [
             pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
@@ -127,13 +118,13 @@ final class Listener: Sendable {
                 return
             }
             if descriptors[1].revents != 0 { return }
-            acceptPending(daemon, &report)
+            acceptPending(daemon)
         }
     }
 
     /// Accepts until the backlog is empty. Running out of descriptors or memory leaves the
     /// connection queued in the kernel; a short pause keeps that from spinning.
-    private func acceptPending(_ daemon: DaemonPointer, _ report: inout RefusalReport) {
+    private func acceptPending(_ daemon: DaemonPointer) {
         while true {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -149,7 +140,7 @@ final class Listener: Sendable {
             // libmicrohttpd owns the socket from here, and closes it if it cannot serve it
             // (at the connection limit, out of memory): the client sees a close, so say why.
             let added = Self.asSocketAddress(&address) { pointer, _ in MHD_add_connection(daemon.raw, client, pointer, length) }
-            if added != .YES { report.refused(logger) }
+            if added != .YES { reportRefusal() }
         }
     }
 

@@ -44,4 +44,16 @@ struct LoggingTests {
         logger.warning("Odd input", ["path": "/a"])
         #expect(lines.all.first?.contains("WARNING t: Odd input path=/a") == true)
     }
+
+    @Test("a throttled event is written at once, then at most once an interval, with what it stood for")
+    func throttle() {
+        let throttle = LogThrottle(interval: .seconds(1))
+        let start = ContinuousClock.now
+        #expect(throttle.occurrence(at: start) == 1)
+        for step in 1...9 { #expect(throttle.occurrence(at: start + .milliseconds(100 * step)) == nil) }
+        // Nine held back, and this one.
+        #expect(throttle.occurrence(at: start + .seconds(1)) == 10)
+        #expect(throttle.occurrence(at: start + .milliseconds(1500)) == nil)
+        #expect(throttle.occurrence(at: start + .seconds(5)) == 2)
+    }
 }

@@ -18,6 +18,8 @@ struct LoginService: Sendable {
     let assertions: ClientAssertionSigner
     /// Signs DPoP proofs with each keyset's `dpop_key`.
     let dpop: DPoPSigner
+    /// Login starts the store could not take: while it is down that is every one of them.
+    let unstoredStates = LogThrottle()
 
     init(context: GatewayContext, outbound: HTTPClient, verifier: IDTokenVerifier, apple: AppleSignIn) {
         self.context = context
@@ -174,7 +176,9 @@ struct LoginService: Sendable {
                 return deliver("Internal error")
             }
         } catch {
-            context.logger.error("State not stored", ["request.id": request.requestID, "error": error.description])
+            if let count = unstoredStates.occurrence() {
+                context.logger.error("State not stored", ["request.id": request.requestID, "error": error.description, "states.unstored": "\(count)"])
+            }
             return JSend.error(503, "The store is unavailable")
         }
         var response = HTTPResponse(status: 302)
