@@ -26,7 +26,7 @@ public final class HTTPServer: Sendable {
         public var observer: (@Sendable (RequestObservation) -> Void)?
 
         public init(
-            address: ListenAddress, threads: Int = Self.processorCount, maxBodyBytes: Int = 1 << 20,
+            address: ListenAddress, threads: Int = ServiceThread.processorCount, maxBodyBytes: Int = 1 << 20,
             maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30, maxConnections: Int = 4096,
             handlerTimeout: Duration = .seconds(60)
         ) {
@@ -39,9 +39,6 @@ public final class HTTPServer: Sendable {
             self.handlerTimeout = handlerTimeout
             self.observer = nil
         }
-
-        /// The number of online processors.
-        public static var processorCount: Int { ServiceThread.processorCount }
     }
 
     private let daemon: Daemon

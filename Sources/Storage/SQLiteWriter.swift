@@ -9,11 +9,12 @@ internal import Synchronization
 /// requests to serve): it joins a queue (`run` suspends the caller until its commit, `enqueue`
 /// returns at once), and the writer's own thread runs everything queued in one transaction.
 /// A commit costs about ten system calls (file locks, WAL page writes) and 30 µs however
-/// little it holds, so under load the queued writes share them. Committing on the caller's thread measured slower every way it was tried (alone when
-/// the writer was idle; leading the batch once the caller's handler had suspended): batches
-/// shrank to about one write, and a commit costs more than the thread switch it saves. The
-/// writer thread runs under SCHED_BATCH (`ServiceThread`) so that waking it does not
-/// preempt the request thread that queued the write, which lets batches fill.
+/// little it holds, so under load the queued writes share them. Committing on the caller's
+/// thread measured slower every way it was tried (alone when the writer was idle; leading the
+/// batch once the caller's handler had suspended): batches shrank to about one write, and a
+/// commit costs more than the thread switch it saves. The writer thread runs under
+/// SCHED_BATCH (`ServiceThread`) so that waking it does not preempt the request thread that
+/// queued the write, which lets batches fill.
 ///
 /// A caller of `run` learns its outcome only once its transaction has ended: a take never
 /// returns a row whose deletion was then rolled back, and a put never reports a record that is
