@@ -255,23 +255,38 @@ struct HTTPServerTests {
 
     @Test("shutdown drains in-flight requests and then refuses new connections")
     func drain() async throws {
+        // The handler holds its request until the test has seen the drain begin. A fixed
+        // handler delay made the test a race: on a loaded machine the polling below once
+        // slept through the whole request and saw nothing in flight.
+        let released = Atomic<Bool>(false)
         var router = Router()
-        router.add("GET", "/slow", .deferred { _ in
-            try? await Task.sleep(for: .milliseconds(500))
+        router.add("GET", "/held", .deferred { _ in
+            while !released.load(ordering: .acquiring) { try? await Task.sleep(for: .milliseconds(5)) }
             return .json(["done": true])
         })
         let server = try HTTPServer(
             configuration: .init(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 2),
             router: router, logger: .silent())
         let port = server.port
-        let inFlight = Task.detached { try await request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
-        // Wait for the request to arrive; a loaded machine may take a while to connect.
-        for _ in 0..<250 where server.inFlight == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        let held = Task.detached { try await request(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n") }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(30))
+        while server.inFlight == 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.inFlight == 1)
-        await server.shutdown(drainTimeout: .seconds(5))
-        let response = try await inFlight.value
-        #expect(response.status == 200)
-        await #expect(throws: RawHTTPError.self) { try await request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
+        let stopping = Task { await server.shutdown(drainTimeout: .seconds(30)) }
+        // A refused connection means the listener has stopped: the drain is now waiting.
+        var refused = false
+        while !refused, clock.now < deadline {
+            refused = (try? await offPool { _ = try RawHTTPConnection(port: port) }) == nil
+            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(refused)
+        #expect(server.inFlight == 1)
+        released.store(true, ordering: .releasing)
+        await stopping.value
+        #expect(try await held.value.status == 200)
+        #expect(server.inFlight == 0)
+        await #expect(throws: RawHTTPError.self) { try await request(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n") }
         await server.shutdown()
     }
 
