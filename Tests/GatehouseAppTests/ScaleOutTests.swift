@@ -268,7 +268,14 @@ extension ScaleOutSuites {
             #expect(try await bench.post("/auth/access_token", form: ["code": String(repeating: "C", count: 27), "key": bench.key, "secret": bench.secret]).status == 400)
 
             // Requests are counted when libmicrohttpd reports them complete, a moment after the
-            // client has its answer: poll briefly.
+            // client has its answer, and each server thread reports its own: poll until every
+            // request above is counted, not only the last one sent.
+            let completed: [(name: String, labels: [String: String], count: Double)] = [
+                ("gatehouse_http_requests_total", ["method": "GET", "route": "/auth/:provider", "status": "302"], 4),
+                ("gatehouse_http_requests_total", ["method": "GET", "route": "/auth", "status": "200"], 4),
+                ("gatehouse_http_requests_total", ["method": "GET", "route": "unmatched", "status": "404"], 1),
+                ("gatehouse_http_requests_total", ["method": "POST", "route": "/auth/access_token", "status": "400"], 1),
+            ]
             var samples: [PrometheusText.Sample] = []
             let deadline = ContinuousClock.now + .seconds(3)
             repeat {
@@ -276,7 +283,7 @@ extension ScaleOutSuites {
                 #expect(response.status == 200)
                 #expect(response.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
                 samples = try PrometheusText.parse(String(decoding: response.body, as: UTF8.self))
-                if PrometheusText.value(samples, "gatehouse_http_requests_total", ["route": "/auth/access_token", "status": "400"]) == 1 { break }
+                if completed.allSatisfy({ PrometheusText.value(samples, $0.name, $0.labels) == $0.count }) { break }
                 try await Task.sleep(for: .milliseconds(50))
             } while ContinuousClock.now < deadline
 
