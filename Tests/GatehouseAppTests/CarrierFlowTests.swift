@@ -329,8 +329,8 @@ struct CarrierFlowTests {
             #expect(!secrets.contains { text.contains($0) }, "a secret in the answer to \(description)")
         }
         #expect(answers.contains { $0.1.status == 200 }, "some probes leave the minted token intact")
-        let log = bench.gateway.process.standardError
         try await bench.stop()
+        let log = bench.gateway.process.standardError
         #expect(!secrets.contains { log.contains($0) }, "a secret reached the log")
     }
 }

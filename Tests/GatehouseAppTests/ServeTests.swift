@@ -94,8 +94,8 @@ struct ServeTests {
         #expect(try await gateway.send("GET", "/api/admin/apps/\(key)").status == 404)
         #expect(try await gateway.send("GET", "/api/admin/apps/not-a-key").status == 404)
         #expect(try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/github", body: #"{"parameters":{}}"#).status == 404)
-        let log = gateway.process.standardError
         #expect(try await gateway.stop() == 0)
+        let log = gateway.process.standardError
         #expect(!log.contains(secret) && !log.contains(Gateway.adminToken), "logs never carry secrets or the admin token")
     }
 
