@@ -1,4 +1,5 @@
 public import GatehouseCore
+internal import Dispatch
 internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
@@ -9,9 +10,11 @@ internal import Glibc
 /// Reads run on the caller's thread on whichever connection is free (see `Lane`); every
 /// mutation goes through `SQLiteWriter`, which owns the first connection's writes.
 ///
-/// One-time records (`putOneTimeRecord`) are also held in memory (`HeldRecords`) and reach the
-/// disk within a few milliseconds, unawaited: a crash loses at most those last milliseconds
-/// (a login then in flight fails; a code taken then could be taken again, by its own app).
+/// One-time records (`putOneTimeRecord`) are held in memory (`HeldRecords`), and reach the disk
+/// only if they are still there half a second later; their takes reach it within a few
+/// milliseconds, unawaited. A crash loses the records younger than that half second (a login
+/// then in flight fails) and the takes of those last milliseconds (a code taken then could be
+/// taken again, by its own app).
 /// Only one server process may use a database for this to hold: opened with `serving`, as
 /// `gatehouse serve` opens it, the store takes a lock beside the file. CLI processes never
 /// touch these records.
@@ -19,6 +22,8 @@ public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter
     private let held = HeldRecords()
+    /// Ends the thread that persists held records once they are due.
+    private let heldStop = DispatchSemaphore(value: 0)
     /// Reports a one-time record change that never reached the disk. The record's id is a
     /// credential, so it stays out of the log.
     private let lost: @Sendable (StoreError) -> Void
@@ -66,6 +71,32 @@ public final class SQLiteStore: Store {
             checkpointer.close()
             throw error
         }
+        // The thread holds the store until `close` ends it.
+        guard ServiceThread.startDetached(name: "sqlite-held", { self.persistHeldRecords() }) else {
+            writer.close()
+            throw .unavailable("cannot start the SQLite held-records thread")
+        }
+    }
+
+    /// Every `heldTickMilliseconds`, queues the inserts of the held records that are due.
+    private func persistHeldRecords() {
+        while heldStop.wait(timeout: .now() + .milliseconds(Self.heldTickMilliseconds)) == .timedOut {
+            held.persistDue(now: Self.nowMilliseconds(), persist: persistHeld)
+        }
+    }
+
+    static let heldTickMilliseconds = 100
+
+    /// Queues the insert of a held record; runs under the held table's lock, so that the
+    /// record's delete, if it is taken next, queues behind it.
+    private func persistHeld(_ id: String, _ entry: HeldRecords.Entry) {
+        let purge = purgeDue()
+        writer.enqueue(
+            { connection throws(StoreError) in
+                _ = try Self.insertRecord(
+                    id, value: entry.value, expiresAt: entry.expiresAt, now: Self.nowMilliseconds(), purge: purge, on: connection)
+            },
+            failed: lost)
     }
 
     public func createApp(_ app: StoredApp) async throws(StoreError) {
@@ -155,6 +186,8 @@ public final class SQLiteStore: Store {
 
     public func putRecord(_ id: String, value: [UInt8], ttlSeconds: Int) async throws(StoreError) -> Bool {
         let now = Self.nowMilliseconds()
+        // A one-time record held here may not be on disk yet, where the insert looks.
+        if held.peek(id, now: now)?.value != nil { return false }
         let expiry = now + Int64(ttlSeconds) * 1000
         let purge = purgeDue()
         return try await write { connection throws(StoreError) in
@@ -169,15 +202,8 @@ public final class SQLiteStore: Store {
         if writer.backlog >= Self.backlogLimit { return try await putRecord(id, value: value, ttlSeconds: ttlSeconds) }
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
-        let purge = purgeDue()
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
-        return held.hold(id, HeldRecords.Entry(value: value, expiresAt: expiry), now: now) {
-            writer.enqueue(
-                { connection throws(StoreError) in
-                    _ = try Self.insertRecord(id, value: value, expiresAt: expiry, now: now, purge: purge, on: connection)
-                },
-                failed: lost)
-        }
+        return held.hold(id, HeldRecords.Entry(value: value, expiresAt: expiry, heldAt: now), now: now, persist: persistHeld)
     }
 
     /// Queued writes past which one-time records are written like any other (awaited).
@@ -243,6 +269,8 @@ public final class SQLiteStore: Store {
 
     public func close() async {
         closed.store(true, ordering: .releasing)
+        heldStop.signal()
+        held.persistAll(persist: persistHeld)
         writer.close()
         for lane in lanes { lane.close() }
     }

@@ -149,8 +149,8 @@ struct LoginFlowTests {
         }
         #expect(successes == 1)
         // The state record holds no client secret, on disk or anywhere. Checked after the stop:
-        // on SQLite one-time records reach the file a few milliseconds after the answer, and a
-        // graceful stop writes every one still queued.
+        // on SQLite a one-time record reaches the file only once it has been held for half a
+        // second, and a graceful stop writes every one still held.
         _ = try await bench.get(bench.startURL("mock2", opts: #"{"state":"pending"}"#))
         try await bench.stop()
         let atRest = bench.gateway.workspace.allBytes(under: "data")

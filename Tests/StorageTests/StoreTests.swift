@@ -141,10 +141,11 @@ struct StoreTests {
         for index in 0..<50 {
             #expect(try await store.takeRecord("st:\(index)") == [UInt8(index)])
         }
-        // Another process (the CLI's connection stands in) sees them within the writer's linger.
+        // Another process (the CLI's connection stands in) sees the ones left once they have
+        // been held for the window, plus the writer's linger.
         let other = try SQLiteConnection(path: path)
         var onDisk = 0
-        for _ in 0..<100 {
+        for _ in 0..<500 {
             onDisk = Int(try other.query("SELECT count(*) FROM records").first?.first?.integer ?? -1)
             if onDisk == 50 { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -183,19 +184,52 @@ struct StoreTests {
         await store.close()
     }
 
+    @Test("sqlite: a held record reaches the disk only once it outlives the window; one taken sooner never does")
+    func heldRecordsWindow() {
+        let held = HeldRecords(windowMilliseconds: 500)
+        var persisted: [String] = []
+        var forgotten = 0
+        func entry(_ byte: UInt8, at time: Int64) -> HeldRecords.Entry {
+            HeldRecords.Entry(value: [byte], expiresAt: 60_000, heldAt: time)
+        }
+        #expect(held.hold("early", entry(1, at: 0), now: 0) { id, _ in persisted.append(id) })
+        #expect(held.hold("late", entry(2, at: 100), now: 100) { id, _ in persisted.append(id) })
+        held.persistDue(now: 499) { id, _ in persisted.append(id) }
+        #expect(persisted.isEmpty)
+        #expect(held.take("early", now: 450) { forgotten += 1 }?.value == [1])
+        #expect(forgotten == 0, "never inserted, so nothing to delete")
+        held.persistDue(now: 599) { id, _ in persisted.append(id) }
+        #expect(persisted.isEmpty)
+        held.persistDue(now: 600) { id, _ in persisted.append(id) }
+        #expect(persisted == ["late"])
+        held.persistDue(now: 5_000) { id, _ in persisted.append(id) }
+        #expect(persisted == ["late"], "persisted once")
+        #expect(held.peek("late", now: 700)?.value == [2], "still answered from memory")
+        #expect(held.take("late", now: 700) { forgotten += 1 }?.value == [2])
+        #expect(forgotten == 1)
+
+        // Closing: whatever is held goes to the disk now, and so does anything held after.
+        #expect(held.hold("closing", entry(3, at: 800), now: 800) { id, _ in persisted.append(id) })
+        held.persistAll { id, _ in persisted.append(id) }
+        #expect(held.hold("after", entry(4, at: 900), now: 900) { id, _ in persisted.append(id) })
+        #expect(persisted == ["late", "closing", "after"])
+        #expect(held.take("after", now: 950) { forgotten += 1 }?.value == [4])
+        #expect(forgotten == 2)
+    }
+
     @Test("sqlite: a full table of held records lets one go, and it is still taken from disk, once")
     func heldRecordsOverflow() async throws {
         let held = HeldRecords(capacity: 4)
         var persisted = 0
         for index in 0..<6 {
-            #expect(held.hold("r\(index)", HeldRecords.Entry(value: [UInt8(index)], expiresAt: 100), now: 1) { persisted += 1 })
+            #expect(held.hold("r\(index)", HeldRecords.Entry(value: [UInt8(index)], expiresAt: 100, heldAt: 1), now: 1) { _, _ in persisted += 1 })
         }
-        #expect(persisted == 6)
+        #expect(persisted == 2, "the two that left the full table were queued for the disk first")
         var found = 0
         for index in 0..<6 where held.take("r\(index)", now: 2, forget: {})?.value == [UInt8(index)] { found += 1 }
         #expect(found == 4, "two left the table for the disk")
-        #expect(held.hold("x", HeldRecords.Entry(value: [1], expiresAt: 100), now: 1) {})
-        #expect(!held.hold("x", HeldRecords.Entry(value: [2], expiresAt: 100), now: 1) {}, "a live entry is not replaced")
+        #expect(held.hold("x", HeldRecords.Entry(value: [1], expiresAt: 100, heldAt: 1), now: 1) { _, _ in })
+        #expect(!held.hold("x", HeldRecords.Entry(value: [2], expiresAt: 100, heldAt: 1), now: 1) { _, _ in }, "a live entry is not replaced")
         #expect(held.take("x", now: 200, forget: {}).map { $0.value == nil } == true, "expired: held, but no value")
 
         let path = TemporaryDirectory.make() + "/store.db"
@@ -298,10 +332,15 @@ struct StoreTests {
         let store = try SQLiteStore(path: path, logger: logger)
         try SQLiteConnection(path: path).executeScript("DROP TABLE records")
         #expect(try await store.putOneTimeRecord("st:secret-state-id", value: [1], ttlSeconds: 60))
+        // Held past the window, the record is queued for the disk, where its insert fails.
+        for _ in 0..<300 {
+            if !lines.withLock({ $0.isEmpty }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(try await store.takeRecord("st:secret-state-id") == [1], "answered from memory all the same")
         await store.close()
         let logged = lines.withLock { $0 }
-        #expect(logged.count == 2)
+        #expect(logged.count == 2, "the insert and the delete")
         #expect(logged.allSatisfy { $0.contains("A login record change could not be written to the database") })
         #expect(!logged.contains { $0.contains("secret-state-id") })
     }
