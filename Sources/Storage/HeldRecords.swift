@@ -26,7 +26,7 @@ final class HeldRecords: Sendable {
     struct Entry: Sendable {
         var value: [UInt8]
         var expiresAt: Int64
-        /// When it was held (ms), which makes it due for the disk `window` later.
+        /// When it was held (ms, monotonic clock), which makes it due for the disk `window` later.
         var heldAt: Int64
         /// Its insert is queued for the database; taking it must then queue a delete.
         var persisted = false
@@ -108,7 +108,7 @@ final class HeldRecords: Sendable {
         }
     }
 
-    /// Persists the entries held for `window` or longer by `now`.
+    /// Persists the entries held for `window` or longer by `now` (the clock of `heldAt`).
     func persistDue(now: Int64, persist: Persist) {
         table.withLock { table in
             while table.duePosition < table.due.count {

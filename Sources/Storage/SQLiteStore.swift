@@ -81,7 +81,7 @@ public final class SQLiteStore: Store {
     /// Every `heldTickMilliseconds`, queues the inserts of the held records that are due.
     private func persistHeldRecords() {
         while heldStop.wait(timeout: .now() + .milliseconds(Self.heldTickMilliseconds)) == .timedOut {
-            held.persistDue(now: Self.nowMilliseconds(), persist: persistHeld)
+            held.persistDue(now: Self.monotonicMilliseconds(), persist: persistHeld)
         }
     }
 
@@ -203,7 +203,8 @@ public final class SQLiteStore: Store {
         let now = Self.nowMilliseconds()
         let expiry = now + Int64(ttlSeconds) * 1000
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
-        return held.hold(id, HeldRecords.Entry(value: value, expiresAt: expiry, heldAt: now), now: now, persist: persistHeld)
+        let entry = HeldRecords.Entry(value: value, expiresAt: expiry, heldAt: Self.monotonicMilliseconds())
+        return held.hold(id, entry, now: now, persist: persistHeld)
     }
 
     /// Queued writes past which one-time records are written like any other (awaited).
@@ -311,8 +312,18 @@ public final class SQLiteStore: Store {
     }
 
     static func nowMilliseconds() -> Int64 {
+        milliseconds(of: CLOCK_REALTIME)
+    }
+
+    /// For how long a record has been held: unlike the wall clock, it never steps back, which
+    /// would keep records from the disk until it caught up.
+    static func monotonicMilliseconds() -> Int64 {
+        milliseconds(of: CLOCK_MONOTONIC)
+    }
+
+    private static func milliseconds(of clock: clockid_t) -> Int64 {
         var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
+        clock_gettime(clock, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
     }
 }
