@@ -163,24 +163,46 @@ struct StoreTests {
         await reopened.close()
     }
 
-    @Test("sqlite: behind another process's write lock, one-time records queue up to a limit, then wait like any write")
+    @Test("sqlite: behind another process's write lock, a one-time put past the writer's backlog limit waits like any write")
     func oneTimeBacklogBounded() async throws {
         let (store, other) = try storeBehindForeignWriteLock()
-        let count = SQLiteStore.backlogLimit + 20
-        let puts = Task {
-            for index in 0..<count {
-                guard try await store.putOneTimeRecord("st:\(index)", value: [UInt8(index % 256)], ttlSeconds: 60) else { return index }
+        // The writer takes a first write and waits on the lock with it; the rest queue behind.
+        let first = Task { try await store.putRecord("first", value: [0], ttlSeconds: 60) }
+        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<300 {
+            if store.backlog == 0 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // One-time records reach the queue only once held for the window; plain writes queue at once.
+        let count = SQLiteStore.backlogLimit + 200
+        let writes = Task {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<count {
+                    group.addTask { try await store.putRecord("w\(index)", value: [UInt8(index % 256)], ttlSeconds: 60) }
+                }
+                return try await group.reduce(true) { $0 && $1 }
             }
-            return count
         }
-        try await Task.sleep(for: .milliseconds(500))
-        // The writer's first batch waits on the lock; the queue behind it stops at the limit.
-        #expect(store.backlog <= SQLiteStore.backlogLimit + 1)
+        for _ in 0..<300 {
+            if store.backlog >= SQLiteStore.backlogLimit { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(store.backlog >= SQLiteStore.backlogLimit)
+        let done = Atomic<Bool>(false)
+        let late = Task {
+            let stored = try await store.putOneTimeRecord("st:late", value: [1], ttlSeconds: 60)
+            done.store(true, ordering: .releasing)
+            return stored
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let answered = done.load(ordering: .acquiring)
+        #expect(!answered, "past the limit a one-time put waits for its commit")
         try other.executeScript("COMMIT")
-        #expect(try await puts.value == count)
-        for index in stride(from: 0, to: count, by: 97) {
-            #expect(try await store.takeRecord("st:\(index)") == [UInt8(index % 256)])
-        }
+        #expect(try await first.value)
+        #expect(try await writes.value)
+        #expect(try await late.value)
+        #expect(try await store.takeRecord("st:late") == [1])
+        #expect(try await store.record("w\(count - 1)") == [UInt8((count - 1) % 256)])
         await store.close()
     }
 
