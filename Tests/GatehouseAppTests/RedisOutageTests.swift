@@ -26,17 +26,24 @@ extension ScaleOutSuites {
 
         /// Sends the requests a live deployment gets and checks each answers 503 within a second.
         static func expectFastUnavailable(_ bench: LoginBench, pending code: String) async throws {
+            func send(_ request: String) async throws -> (HTTPClientResponse, Duration) {
+                let clock = ContinuousClock()
+                let started = clock.now
+                let response: HTTPClientResponse
+                switch request {
+                case "start": response = try await bench.get(bench.startURL("mock2", opts: #"{"state":"during"}"#))
+                case "redeem": response = try await bench.redeem(code)
+                default: response = try await bench.get(bench.base + "/readyz")
+                }
+                return (response, clock.now - started)
+            }
             for _ in 0..<3 {
                 for request in ["start", "redeem", "ready"] {
-                    let clock = ContinuousClock()
-                    let started = clock.now
-                    let response: HTTPClientResponse
-                    switch request {
-                    case "start": response = try await bench.get(bench.startURL("mock2", opts: #"{"state":"during"}"#))
-                    case "redeem": response = try await bench.redeem(code)
-                    default: response = try await bench.get(bench.base + "/readyz")
-                    }
-                    let elapsed = clock.now - started
+                    var (response, elapsed) = try await send(request)
+                    // A gateway that waits on the dead Redis is slow every time. One slow answer
+                    // followed by a fast one is the CI machine starving the process (a /readyz
+                    // once took 1.1 s while headless Chromium ran beside it): asked again.
+                    if elapsed >= .seconds(1) { (response, elapsed) = try await send(request) }
                     #expect(response.status == 503, "\(request) answered \(response.status)")
                     #expect(elapsed < .seconds(1), "\(request) took \(elapsed)")
                 }
