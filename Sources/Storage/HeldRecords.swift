@@ -52,15 +52,13 @@ final class HeldRecords: Sendable {
     }
 
     static let sweepEvery = 1_024
-    /// How long a record stays in memory only; a crash loses the records younger than this.
-    static let defaultWindowMilliseconds: Int64 = 500
+    /// How long a record stays in memory only (ms); a crash loses the records younger than this.
+    static let window: Int64 = 500
     private let capacity: Int
-    private let window: Int64
     private let table = Mutex(Table())
 
-    init(capacity: Int = 8_192, windowMilliseconds: Int64 = HeldRecords.defaultWindowMilliseconds) {
+    init(capacity: Int = 8_192) {
         self.capacity = capacity
-        self.window = windowMilliseconds
     }
 
     /// Holds `entry` unless a live entry has this id (then false). `persist` runs only if the
@@ -117,7 +115,7 @@ final class HeldRecords: Sendable {
                     // Ids are queued in the order held, so the first one not yet due ends the
                     // pass. (An id taken and held again is queued twice; its first place may end
                     // a pass early, which only leaves the ids behind it to the next pass.)
-                    guard entry.heldAt + window <= now else { break }
+                    guard entry.heldAt + Self.window <= now else { break }
                     persist(id, entry)
                     entry.persisted = true
                     table.entries[id] = entry

@@ -208,7 +208,7 @@ struct StoreTests {
 
     @Test("sqlite: a held record reaches the disk only once it outlives the window; one taken sooner never does")
     func heldRecordsWindow() {
-        let held = HeldRecords(windowMilliseconds: 500)
+        let held = HeldRecords()
         var persisted: [String] = []
         var forgotten = 0
         func entry(_ byte: UInt8, at time: Int64) -> HeldRecords.Entry {
