@@ -29,6 +29,21 @@ struct ConfigurationTests {
         #expect(withFlag.listen.port == 3333)
     }
 
+    @Test("the header limit defaults to 16 KiB and takes byte counts from 8 KiB to 256 KiB")
+    func headerLimit() throws {
+        let workspace = try Workspace()
+        let providers = ["providers": [workspace.providers]]
+        #expect(try ConfigurationLoader(flags: providers, environment: [:]).load().maxHeaderBytes == 16_384)
+        let raised = try ConfigurationLoader(flags: providers, environment: ["GATEHOUSE_MAX_HEADER_BYTES": "65536"]).load()
+        #expect(raised.maxHeaderBytes == 65_536)
+        for bad in ["4096", "262145", "16k", "-1"] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try ConfigurationLoader(flags: providers.merging(["max-header-bytes": [bad]]) { $1 }, environment: [:]).load()
+            }
+            #expect(error?.message.contains("invalid max header bytes '\(bad)'") == true)
+        }
+    }
+
     @Test("the master key comes from settings or from a 0600 file beside the database")
     func masterKey() throws {
         let workspace = try Workspace()

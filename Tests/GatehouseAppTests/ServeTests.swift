@@ -36,6 +36,18 @@ struct ServeTests {
         #expect(try await third.stop() == 0)
     }
 
+    @Test("a head past the header limit gets 431; --max-header-bytes raises the limit")
+    func headerLimit() async throws {
+        let cookie = "Cookie: c=" + String(repeating: "x", count: 24 << 10) + "\r\n"
+        let probe = "GET /healthz HTTP/1.1\r\nHost: x\r\n" + cookie + "Connection: close\r\n\r\n"
+        let standard = try await Gateway.start()
+        #expect(try await request(port: standard.port, probe).status == 431)
+        #expect(try await standard.stop() == 0)
+        let raised = try await Gateway.start(extra: ["--max-header-bytes", "65536"])
+        #expect(try await request(port: raised.port, probe).status == 200)
+        #expect(try await raised.stop() == 0)
+    }
+
     @Test("SIGINT stops the server cleanly too")
     func interrupt() async throws {
         let gateway = try await Gateway.start()

@@ -11,7 +11,7 @@ struct CommandSpec: Sendable {
     /// Settings every command accepts (interface.md §1).
     static let globalValueOptions: Set<String> = [
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
-        "state-ttl", "code-ttl", "upstream-timeout",
+        "state-ttl", "code-ttl", "upstream-timeout", "max-header-bytes",
     ]
     static let globalFlags: Set<String> = ["json", "help", "version"]
 
@@ -75,6 +75,7 @@ struct CommandSpec: Sendable {
           --state-ttl SECONDS    GATEHOUSE_STATE_TTL       how long a started login waits for the provider (1200)
           --code-ttl SECONDS     GATEHOUSE_CODE_TTL        how long a server-side login's code stays redeemable (600)
           --upstream-timeout SECONDS GATEHOUSE_UPSTREAM_TIMEOUT  deadline of one /request or me call to a provider (15)
+          --max-header-bytes BYTES GATEHOUSE_MAX_HEADER_BYTES  request line and headers of one request, 8192 to 262144 (16384)
           --json                 machine-readable output
         """
 

@@ -32,6 +32,7 @@ enum ServeCommand {
         let server: HTTPServer
         do {
             var configuration = HTTPServer.Configuration(address: context.configuration.listen)
+            configuration.maxHeaderBytes = context.configuration.maxHeaderBytes
             let metrics = context.metrics
             configuration.observer = { metrics.observe($0) }
             server = try HTTPServer(

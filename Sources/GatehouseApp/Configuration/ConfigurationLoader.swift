@@ -8,7 +8,7 @@ struct ConfigurationLoader {
     /// with `_` as `-`, environment variables `GATEHOUSE_` plus the upper-cased name.
     static let settingNames = [
         "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
-        "state_ttl", "code_ttl", "upstream_timeout",
+        "state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes",
     ]
 
     let flags: [String: [String]]
@@ -61,10 +61,11 @@ struct ConfigurationLoader {
         let stateTTL = try Self.seconds(value("state_ttl"), name: "state TTL", default: 1200)
         let codeTTL = try Self.seconds(value("code_ttl"), name: "code TTL", default: 600)
         let upstreamTimeout = try Self.seconds(value("upstream_timeout"), name: "upstream timeout", default: 15)
+        let maxHeaderBytes = try Self.headerBytes(value("max_header_bytes"))
         return GatehouseConfiguration(
             listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
             adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format, stateTTL: stateTTL,
-            codeTTL: codeTTL, upstreamTimeout: upstreamTimeout)
+            codeTTL: codeTTL, upstreamTimeout: upstreamTimeout, maxHeaderBytes: maxHeaderBytes)
     }
 
     private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {
@@ -124,6 +125,16 @@ struct ConfigurationLoader {
         guard let text else { return fallback }
         guard let value = Int(text), (1...86_400).contains(value) else {
             throw ConfigurationError("invalid \(name) '\(text)': expected whole seconds from 1 to 86400")
+        }
+        return value
+    }
+
+    /// From 8 KiB, below which ordinary browsers' cookies may not fit, to 256 KiB: every open
+    /// connection holds this much.
+    static func headerBytes(_ text: String?) throws(ConfigurationError) -> Int {
+        guard let text else { return HTTPServer.Configuration.defaultMaxHeaderBytes }
+        guard let value = Int(text), (8192...262_144).contains(value) else {
+            throw ConfigurationError("invalid max header bytes '\(text)': expected a byte count from 8192 to 262144")
         }
         return value
     }

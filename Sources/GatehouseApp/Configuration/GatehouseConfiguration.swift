@@ -21,12 +21,17 @@ public struct GatehouseConfiguration: Sendable {
     public var codeTTL: Int
     /// Seconds one proxied API call (`/request`, `me`) may take before the caller gets 504.
     public var upstreamTimeout: Int
+    /// Bytes of request line and headers one request may carry (libmicrohttpd's per-connection
+    /// memory, which it also zeroes after every request: the default keeps that cheap).
+    public var maxHeaderBytes: Int
 
     public init(
         listen: ListenAddress, publicURL: String, store: StoreLocation, providerDirectories: [String],
         adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format,
-        stateTTL: Int = 1200, codeTTL: Int = 600, upstreamTimeout: Int = 15
+        stateTTL: Int = 1200, codeTTL: Int = 600, upstreamTimeout: Int = 15,
+        maxHeaderBytes: Int = HTTPServer.Configuration.defaultMaxHeaderBytes
     ) {
+        self.maxHeaderBytes = maxHeaderBytes
         self.upstreamTimeout = upstreamTimeout
         self.stateTTL = stateTTL
         self.codeTTL = codeTTL
