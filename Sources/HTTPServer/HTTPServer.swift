@@ -15,9 +15,9 @@ public final class HTTPServer: Sendable {
         public var maxBodyBytes: Int
         /// Per-connection memory for the request line and headers; beyond it libmicrohttpd answers 431.
         public var maxHeaderBytes: Int
-        /// Node's default. libmicrohttpd 0.9.75 zeroes the whole of this memory after every
-        /// request, and it stays in the caches between them: at 32 KiB a request cost about
-        /// 5% more CPU (`bench/apple-verify`, both sizes under load at once).
+        /// Node's default. libmicrohttpd 0.9.75 zeroes the whole of this memory, and half of it
+        /// once more, after every request: at 32 KiB a request cost about 5% more CPU
+        /// (`bench/apple-verify`, both sizes under load at once).
         public static let defaultMaxHeaderBytes = 16 << 10
         /// Seconds an idle connection may stay open.
         public var idleTimeoutSeconds: Int

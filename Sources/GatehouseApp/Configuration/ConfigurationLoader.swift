@@ -129,8 +129,8 @@ struct ConfigurationLoader {
         return value
     }
 
-    /// From 8 KiB, below which ordinary browsers' cookies may not fit, to 256 KiB: every open
-    /// connection holds this much.
+    /// From 8 KiB, below which a browser's ordinary cookies (libmicrohttpd counts them twice)
+    /// may not fit, to 256 KiB: every open connection holds this much.
     static func headerBytes(_ text: String?) throws(ConfigurationError) -> Int {
         guard let text else { return HTTPServer.Configuration.defaultMaxHeaderBytes }
         guard let value = Int(text), (8192...262_144).contains(value) else {
