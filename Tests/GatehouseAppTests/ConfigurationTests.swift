@@ -44,6 +44,24 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("a config file may write counts as JSON numbers; fractions and other settings as numbers are refused")
+    func numbersInFile() throws {
+        let workspace = try Workspace()
+        func load(_ json: String) throws -> GatehouseConfiguration {
+            let file = workspace.path + "/config.json"
+            try json.write(toFile: file, atomically: true, encoding: .utf8)
+            return try ConfigurationLoader(flags: ["config": [file], "providers": [workspace.providers]], environment: [:]).load()
+        }
+        let loaded = try load(#"{"state_ttl": 600, "code_ttl": "90", "upstream_timeout": 5, "max_header_bytes": 32768}"#)
+        #expect(loaded.stateTTL == 600 && loaded.codeTTL == 90 && loaded.upstreamTimeout == 5 && loaded.maxHeaderBytes == 32_768)
+        let fraction = #expect(throws: ConfigurationError.self) { try load(#"{"code_ttl": 1.5}"#) }
+        #expect(fraction?.message == "invalid code TTL '1.5': expected whole seconds from 1 to 86400")
+        let listen = #expect(throws: ConfigurationError.self) { try load(#"{"listen": 6284}"#) }
+        #expect(listen?.message.hasSuffix("'listen' must be a string") == true)
+        let flag = #expect(throws: ConfigurationError.self) { try load(#"{"state_ttl": true}"#) }
+        #expect(flag?.message.hasSuffix("'state_ttl' must be a number") == true)
+    }
+
     @Test("the master key comes from settings or from a 0600 file beside the database")
     func masterKey() throws {
         let workspace = try Workspace()

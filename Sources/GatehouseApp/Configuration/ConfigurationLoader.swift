@@ -11,6 +11,9 @@ struct ConfigurationLoader {
         "state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes",
     ]
 
+    /// Settings that are counts; a config file may write them as JSON numbers.
+    static let numericSettings: Set<String> = ["state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes"]
+
     let flags: [String: [String]]
     let environment: [String: String]
 
@@ -108,6 +111,10 @@ struct ConfigurationLoader {
             switch value {
             case .string(let text):
                 settings[key] = [text]
+            case .number(let number) where Self.numericSettings.contains(key):
+                // Written as a number, a count reads as its digits; the setting's own check then
+                // refuses a fraction or a value out of range with the same message as for text.
+                settings[key] = [number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)]
             case .array(let items) where key == "providers":
                 let texts = items.compactMap(\.stringValue)
                 guard texts.count == items.count else {
@@ -115,7 +122,8 @@ struct ConfigurationLoader {
                 }
                 settings[key] = texts
             default:
-                throw ConfigurationError("config file '\(path)': '\(key)' must be a string")
+                let kind = Self.numericSettings.contains(key) ? "a number" : "a string"
+                throw ConfigurationError("config file '\(path)': '\(key)' must be \(kind)")
             }
         }
         return settings
