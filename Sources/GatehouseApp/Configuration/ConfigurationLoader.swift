@@ -61,10 +61,14 @@ struct ConfigurationLoader {
             }
             format = parsed
         }
-        let stateTTL = try Self.seconds(value("state_ttl"), name: "state TTL", default: 1200)
-        let codeTTL = try Self.seconds(value("code_ttl"), name: "code TTL", default: 600)
-        let upstreamTimeout = try Self.seconds(value("upstream_timeout"), name: "upstream timeout", default: 15)
-        let maxHeaderBytes = try Self.headerBytes(value("max_header_bytes"))
+        let stateTTL = try Self.count(value("state_ttl"), name: "state TTL", default: 1200)
+        let codeTTL = try Self.count(value("code_ttl"), name: "code TTL", default: 600)
+        let upstreamTimeout = try Self.count(value("upstream_timeout"), name: "upstream timeout", default: 15)
+        // From 8 KiB, below which a browser's ordinary cookies (libmicrohttpd counts them twice)
+        // may not fit, to 256 KiB: every open connection holds this much.
+        let maxHeaderBytes = try Self.count(
+            value("max_header_bytes"), name: "max header bytes", default: HTTPServer.Configuration.defaultMaxHeaderBytes,
+            range: 8192...262_144, unit: "a byte count")
         return GatehouseConfiguration(
             listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
             adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format, stateTTL: stateTTL,
@@ -111,10 +115,10 @@ struct ConfigurationLoader {
             switch value {
             case .string(let text):
                 settings[key] = [text]
-            case .number(let number) where Self.numericSettings.contains(key):
-                // Written as a number, a count reads as its digits; the setting's own check then
-                // refuses a fraction or a value out of range with the same message as for text.
-                settings[key] = [number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)]
+            case .number where Self.numericSettings.contains(key):
+                // A count reads as its JSON text (an integer's digits); the setting's own check
+                // then refuses a fraction or a value out of range as it would the same text.
+                settings[key] = [value.jsonText]
             case .array(let items) where key == "providers":
                 let texts = items.compactMap(\.stringValue)
                 guard texts.count == items.count else {
@@ -129,20 +133,13 @@ struct ConfigurationLoader {
         return settings
     }
 
-    static func seconds(_ text: String?, name: String, default fallback: Int) throws(ConfigurationError) -> Int {
+    /// A whole number within `range`; seconds unless `unit` says otherwise.
+    static func count(
+        _ text: String?, name: String, default fallback: Int, range: ClosedRange<Int> = 1...86_400, unit: String = "whole seconds"
+    ) throws(ConfigurationError) -> Int {
         guard let text else { return fallback }
-        guard let value = Int(text), (1...86_400).contains(value) else {
-            throw ConfigurationError("invalid \(name) '\(text)': expected whole seconds from 1 to 86400")
-        }
-        return value
-    }
-
-    /// From 8 KiB, below which a browser's ordinary cookies (libmicrohttpd counts them twice)
-    /// may not fit, to 256 KiB: every open connection holds this much.
-    static func headerBytes(_ text: String?) throws(ConfigurationError) -> Int {
-        guard let text else { return HTTPServer.Configuration.defaultMaxHeaderBytes }
-        guard let value = Int(text), (8192...262_144).contains(value) else {
-            throw ConfigurationError("invalid max header bytes '\(text)': expected a byte count from 8192 to 262144")
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError("invalid \(name) '\(text)': expected \(unit) from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }
