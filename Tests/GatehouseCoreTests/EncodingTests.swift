@@ -214,6 +214,23 @@ struct EncodingTests {
         #expect(JSONValue.parse(Array(#"{"a":1,"b":{"c":2,}"#.utf8)) == Optional<JSONValue>.none)
     }
 
+    @Test("an object with members added serialises as the merged object would, an added name replacing a member")
+    func serializedObjectAdding() {
+        let members: [String: JSONValue] = ["b": 1, "d": ["x": true], "é": "v", "access_token": "t"]
+        let cases: [[(name: String, value: JSONValue)]] = [
+            [], [("a", .null)], [("z", "last")], [("c", 2), ("a", "first"), ("e", [])], [("b", "replaced"), ("state", .null)],
+            [("d", [:]), ("b", .null), ("é", 3), ("access_token", "u")],
+        ]
+        for extra in cases {
+            var merged = members
+            for (name, value) in extra { merged[name] = value }
+            #expect(JSONValue.serializedObject(members, adding: extra) == JSONValue.object(merged).serialized(), "\(extra)")
+            var added: [String: JSONValue] = [:]
+            for (name, value) in extra { added[name] = value }
+            #expect(JSONValue.serializedObject([:], adding: extra) == JSONValue.object(added).serialized())
+        }
+    }
+
     @Test("calendar fields of an instant: epoch, a leap day, an offset, and the formats built on them")
     func civilTime() {
         #expect(CivilTime(milliseconds: 0).iso8601Milliseconds == "1970-01-01T00:00:00.000Z")

@@ -25,14 +25,17 @@ struct LoginOutcome: Sendable {
 
     /// The JSON text the SDKs parse, as UTF-8.
     var json: [UInt8] {
-        var object: [String: JSONValue] = ["status": .string(status.rawValue), "provider": .string(provider.lowercased())]
+        var members: [(name: String, value: JSONValue)] = []
+        members.reserveCapacity(5)
+        members.append(("status", .string(status.rawValue)))
+        members.append(("provider", .string(provider.lowercased())))
+        members.append(("state", clientState.map(JSONValue.string) ?? .null))
         if status == .success {
-            object["data"] = data
+            members.append(("data", data))
         } else {
-            object["message"] = .string(message ?? "error")
-            if data != .null { object["data"] = data }
+            members.append(("message", .string(message ?? "error")))
+            if data != .null { members.append(("data", data)) }
         }
-        object["state"] = clientState.map(JSONValue.string) ?? .null
-        return JSONValue.object(object).serialized()
+        return JSONValue.serializedObject([:], adding: members)
     }
 }

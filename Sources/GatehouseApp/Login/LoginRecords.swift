@@ -117,11 +117,9 @@ struct LoginCode: Sendable {
     var answer: [UInt8]
 
     init(appKey: String, provider: String, clientState: String?, result: [String: JSONValue]) {
-        var answer = result
-        answer["state"] = clientState.map(JSONValue.string) ?? .null
-        answer["provider"] = .string(provider)
         self.appKey = appKey
-        self.answer = JSONValue.object(answer).serialized()
+        answer = JSONValue.serializedObject(
+            result, adding: [("state", clientState.map(JSONValue.string) ?? .null), ("provider", .string(provider))])
     }
 
     /// The stored form (`RecordWriter`'s layout 1): the app key, then the answer to the end.

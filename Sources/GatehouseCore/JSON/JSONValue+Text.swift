@@ -40,29 +40,59 @@ extension JSONValue {
                 item.write(into: &out)
             }
             out.append(UInt8(ascii: "]"))
-        case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            // Sorting positions, not pairs (whose swaps retain and release both) or keys (each
-            // looked up again, hashing it): a position reads its member without hashing. The
-            // positions are gathered by hand: `indices.sorted` copied them through the generic
-            // Sequence path, which cost as much as the sort.
-            var order: [Dictionary<String, JSONValue>.Index] = []
-            order.reserveCapacity(members.count)
-            var position = members.startIndex
-            while position != members.endIndex {
-                order.append(position)
-                members.formIndex(after: &position)
-            }
-            if order.count > 1 { order.sort { Self.precedes(members.keys[$0], members.keys[$1]) } }
-            for (index, position) in order.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                let (key, value) = members[position]
-                JSONString.append(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                value.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+        case .object(let members): Self.writeObject(members, adding: [], into: &out)
         }
+    }
+
+    /// `JSONValue.object(members)` with `extra` added, each replacing a member of its name,
+    /// serialised without building the merged dictionary first: a login's answer is the
+    /// provider's token fields plus a few of Gatehouse's own. `extra`'s names are distinct.
+    public static func serializedObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        writeObject(members, adding: extra, into: &out)
+        return out
+    }
+
+    /// Members in key order. Sorting positions, not pairs (whose swaps retain and release
+    /// both) or keys (each looked up again, hashing it): a position reads its member without
+    /// hashing. The positions are gathered by hand: `indices.sorted` copied them through the
+    /// generic Sequence path, which cost as much as the sort. `extra` is merged in as the
+    /// positions are written.
+    private static func writeObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)], into out: inout [UInt8]) {
+        var order: [Dictionary<String, JSONValue>.Index] = []
+        order.reserveCapacity(members.count)
+        var position = members.startIndex
+        while position != members.endIndex {
+            let key = members.keys[position]
+            if extra.isEmpty || !extra.contains(where: { $0.name == key }) { order.append(position) }
+            members.formIndex(after: &position)
+        }
+        if order.count > 1 { order.sort { precedes(members.keys[$0], members.keys[$1]) } }
+        let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
+        out.append(UInt8(ascii: "{"))
+        var next = 0
+        for position in order {
+            let (key, value) = members[position]
+            while next < added.count, precedes(added[next].name, key) {
+                appendMember(added[next].name, added[next].value, to: &out)
+                next += 1
+            }
+            appendMember(key, value, to: &out)
+        }
+        while next < added.count {
+            appendMember(added[next].name, added[next].value, to: &out)
+            next += 1
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `"key":value`, after a comma unless it is the object's first.
+    private static func appendMember(_ key: String, _ value: JSONValue, to out: inout [UInt8]) {
+        if out.last != UInt8(ascii: "{") { out.append(UInt8(ascii: ",")) }
+        JSONString.append(key, to: &out)
+        out.append(UInt8(ascii: ":"))
+        value.write(into: &out)
     }
 
     /// Key order: UTF-8 byte order, which is code point order. `String.<` orders NFC text the
