@@ -129,7 +129,7 @@ struct EncodingTests {
             ("&", #"\u0026"#), ("\u{2028}", #"\u2028"#), ("\u{2029}", #"\u2029"#), ("\u{E9}", "\u{E9}"), ("\u{7F}", "\u{7F}"),
             ("\r", #"\r"#), ("\t", #"\t"#), ("\u{1F}", #"\u001f"#), ("\u{0B}", #"\u000b"#),
         ]
-        for length in [7, 15, 16, 17, 31, 32, 33, 47] {
+        for length in [1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47] {
             for offset in 0..<length {
                 for (special, escaped) in specials {
                     let plain = String(repeating: "a", count: length)
@@ -212,6 +212,44 @@ struct EncodingTests {
             #expect(JSONValue.parse(Array(duplicate.utf8)) == Optional<JSONValue>.none, "\(duplicate)")
         }
         #expect(JSONValue.parse(Array(#"{"a":1,"b":{"c":2,}"#.utf8)) == Optional<JSONValue>.none)
+    }
+
+    @Test("quoting matches a byte-by-byte escaper on runs of escapes, mixed text and every length")
+    func jsonQuotingAgainstReference() {
+        func reference(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{2028}": out += "\\u2028"
+                case "\u{2029}": out += "\\u2029"
+                case "<", ">", "&", "\u{00}"..."\u{1F}":
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let pieces = ["a", "\"", "\\", "\n", "\u{01}", "<", "&", "\u{2028}", "\u{E2}", "é", "xyzxyzxyzxyz", "\u{7F}", "\u{20AC}"]
+        var state: UInt64 = 7
+        for length in 0..<120 {
+            var text = ""
+            for _ in 0..<length {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                text += pieces[Int(state >> 33) % pieces.count]
+            }
+            #expect(JSONString.quote(text) == reference(text), "\(length)")
+            var appended = Array("x".utf8)
+            JSONString.append(text, to: &appended)
+            #expect(appended == Array(("x" + reference(text)).utf8))
+        }
+        let escapes = String(repeating: "\u{01}<\"", count: 400)
+        #expect(JSONString.quote(escapes) == reference(escapes))
     }
 
     @Test("an object with members added serialises as the merged object would, an added name replacing a member")

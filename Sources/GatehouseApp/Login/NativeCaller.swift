@@ -33,10 +33,8 @@ extension LoginService {
     /// Hands a native sign-in's credentials to the caller: whole (with `provider`) to a
     /// backend, or stored under a one-time code the backend redeems at `/auth/access_token`.
     func deliverNative(_ credentials: [String: JSONValue], to caller: NativeCaller, provider: String) async -> HTTPResponse {
-        var credentials = credentials
         guard let clientState = caller.clientState else {
-            credentials["provider"] = .string(provider)
-            return .json(JSONValue.object(credentials))
+            return .jsonBytes(JSONValue.serializedObject(credentials, adding: [("provider", .string(provider))]))
         }
         guard let oneTime = try? SecureRandom.identifier(), case let bytes = LoginCode(
             appKey: caller.app.key, provider: provider, clientState: clientState, result: credentials).record

@@ -59,17 +59,49 @@ public enum ByteScan {
         return (words[0] | words[1]) & 0x8080_8080_8080_8080 == 0 ? 0 : 0x80
     }
 
-    /// Advances `index` over bytes that `JSONString` copies unchanged: none of the above, nor
-    /// `<`, `>`, `&` or 0xE2 (the lead byte of U+2028/U+2029), whole strides only.
+    /// The offset of the first byte at or after `start` that `JSONString` cannot copy
+    /// unchanged (see `needsQuoting`), or `bytes.count`. The last few bytes, and strings
+    /// shorter than a stride (most keys and values), take one stride too: copied into a
+    /// zeroed vector, with the lanes past the end masked off.
     @inline(__always)
-    static func skipQuotable(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) {
-        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
-        let less = splat(0x3C), greater = splat(0x3E), ampersand = splat(0x26), separatorLead = splat(0xE2)
+    static func quotingStop(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return bytes.count }
+        var index = start
         while bytes.count - index >= width {
-            let chunk = base.loadUnaligned(fromByteOffset: index, as: Stride.self)
-            let markup = chunk .== less .| chunk .== greater .| chunk .== ampersand .| chunk .== separatorLead
-            if anySet(endsPlainString(chunk) .| markup) { return }
+            let lanes = laneBits(needsQuoting(base.loadUnaligned(fromByteOffset: index, as: Stride.self)))
+            if lanes != (0, 0) { return index + firstLane(lanes) }
             index += width
         }
+        let remaining = bytes.count - index
+        guard remaining > 0 else { return bytes.count }
+        var tail = Stride()
+        withUnsafeMutableBytes(of: &tail) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + index, count: remaining)) }
+        var lanes = laneBits(needsQuoting(tail))
+        // Lanes past the end hold zeros, which read as control characters.
+        if remaining < 8 {
+            lanes = (lanes.0 & (UInt64(1) << (remaining * 8) &- 1), 0)
+        } else {
+            lanes.1 &= remaining == 8 ? 0 : UInt64(1) << ((remaining - 8) * 8) &- 1
+        }
+        return lanes == (0, 0) ? bytes.count : index + firstLane(lanes)
+    }
+
+    /// Lanes holding what a quoted string cannot carry as it is: what ends a plain string, and
+    /// `<`, `>`, `&` and 0xE2 (the lead byte of U+2028/U+2029).
+    @inline(__always)
+    private static func needsQuoting(_ chunk: Stride) -> SIMDMask<SIMD16<Int8>> {
+        endsPlainString(chunk) .| chunk .== splat(0x3C) .| chunk .== splat(0x3E) .| chunk .== splat(0x26) .| chunk .== splat(0xE2)
+    }
+
+    /// The mask's lanes as two words, lane 0 in the low byte of the first.
+    @inline(__always)
+    private static func laneBits(_ mask: SIMDMask<SIMD16<Int8>>) -> (UInt64, UInt64) {
+        let words = unsafeBitCast(mask, to: SIMD2<UInt64>.self)
+        return (words[0], words[1])
+    }
+
+    @inline(__always)
+    private static func firstLane(_ lanes: (UInt64, UInt64)) -> Int {
+        lanes.0 != 0 ? lanes.0.trailingZeroBitCount / 8 : 8 + lanes.1.trailingZeroBitCount / 8
     }
 }

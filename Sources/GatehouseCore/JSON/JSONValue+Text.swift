@@ -13,24 +13,37 @@ extension JSONValue {
     /// are quoted by `JSONString`, which also escapes `<`, `>` and `&`, so the output is safe
     /// to place inside a `<script>` element.
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
+        var out = JSONOutput(capacity: 256)
         write(into: &out)
-        return out
+        return out.bytes()
     }
 
     /// `serialized()` as a string.
-    public var jsonText: String { String(decoding: serialized(), as: UTF8.self) }
+    public var jsonText: String {
+        var out = JSONOutput(capacity: 256)
+        write(into: &out)
+        return out.string()
+    }
 
-    private func write(into out: inout [UInt8]) {
+    /// `JSONValue.object(members)` with `extra` added, each replacing a member of its name,
+    /// serialised without building the merged dictionary first: a login's answer is the
+    /// provider's token fields plus a few of Gatehouse's own. `extra`'s names are distinct.
+    public static func serializedObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
+        var out = JSONOutput(capacity: 256)
+        writeObject(members, adding: extra, into: &out)
+        return out.bytes()
+    }
+
+    private func write(into out: inout JSONOutput) {
         switch self {
-        case .null: Self.append("null", to: &out)
-        case .bool(let value): Self.append(value ? "true" : "false", to: &out)
+        case .null: out.append("null")
+        case .bool(let value): out.append(value ? "true" : "false")
         case .number(let value):
             if value.rounded() == value, abs(value) < 9.0e15 {
                 Self.appendInteger(Int64(value), to: &out)
             } else {
-                out += Array(String(value).utf8)
+                var text = String(value)
+                text.withUTF8 { out.append($0) }
             }
         case .string(let value): JSONString.append(value, to: &out)
         case .array(let items):
@@ -44,36 +57,36 @@ extension JSONValue {
         }
     }
 
-    /// `JSONValue.object(members)` with `extra` added, each replacing a member of its name,
-    /// serialised without building the merged dictionary first: a login's answer is the
-    /// provider's token fields plus a few of Gatehouse's own. `extra`'s names are distinct.
-    public static func serializedObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        writeObject(members, adding: extra, into: &out)
-        return out
+    /// A member's place in the key order: its key's first eight UTF-8 bytes as a big-endian
+    /// number (zero-padded, so a shorter key sorts first), which orders nearly every pair
+    /// with one integer comparison, and its position, which reads the member without hashing.
+    private struct Placement {
+        var prefix: UInt64
+        var position: Dictionary<String, JSONValue>.Index
     }
 
-    /// Members in key order. Sorting positions, not pairs (whose swaps retain and release
-    /// both) or keys (each looked up again, hashing it): a position reads its member without
-    /// hashing. The positions are gathered by hand: `indices.sorted` copied them through the
-    /// generic Sequence path, which cost as much as the sort. `extra` is merged in as the
-    /// positions are written.
-    private static func writeObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)], into out: inout [UInt8]) {
-        var order: [Dictionary<String, JSONValue>.Index] = []
+    /// Members in key order. Sorting placements, not pairs (whose swaps retain and release
+    /// both) or keys (each looked up again, hashing it). `extra` is merged in as the members
+    /// are written.
+    private static func writeObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)], into out: inout JSONOutput) {
+        var order: [Placement] = []
         order.reserveCapacity(members.count)
         var position = members.startIndex
         while position != members.endIndex {
             let key = members.keys[position]
-            if extra.isEmpty || !extra.contains(where: { $0.name == key }) { order.append(position) }
+            if extra.isEmpty || !extra.contains(where: { $0.name == key }) {
+                order.append(Placement(prefix: sortPrefix(key), position: position))
+            }
             members.formIndex(after: &position)
         }
-        if order.count > 1 { order.sort { precedes(members.keys[$0], members.keys[$1]) } }
+        if order.count > 1 {
+            order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(members.keys[$0.position], members.keys[$1.position]) }
+        }
         let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
         out.append(UInt8(ascii: "{"))
         var next = 0
-        for position in order {
-            let (key, value) = members[position]
+        for placement in order {
+            let (key, value) = members[placement.position]
             while next < added.count, precedes(added[next].name, key) {
                 appendMember(added[next].name, added[next].value, to: &out)
                 next += 1
@@ -88,11 +101,23 @@ extension JSONValue {
     }
 
     /// `"key":value`, after a comma unless it is the object's first.
-    private static func appendMember(_ key: String, _ value: JSONValue, to out: inout [UInt8]) {
+    private static func appendMember(_ key: String, _ value: JSONValue, to out: inout JSONOutput) {
         if out.last != UInt8(ascii: "{") { out.append(UInt8(ascii: ",")) }
         JSONString.append(key, to: &out)
         out.append(UInt8(ascii: ":"))
         value.write(into: &out)
+    }
+
+    private static func sortPrefix(_ key: String) -> UInt64 {
+        var key = key
+        return key.withUTF8 { utf8 in
+            if utf8.count >= 8, let base = UnsafeRawPointer(utf8.baseAddress) {
+                return UInt64(bigEndian: base.loadUnaligned(as: UInt64.self))
+            }
+            var prefix: UInt64 = 0
+            for index in 0..<8 { prefix = prefix << 8 | UInt64(index < utf8.count ? utf8[index] : 0) }
+            return prefix
+        }
     }
 
     /// Key order: UTF-8 byte order, which is code point order. `String.<` orders NFC text the
@@ -110,14 +135,11 @@ extension JSONValue {
         return (ordered ?? nil) ?? first.utf8.lexicographicallyPrecedes(second.utf8)
     }
 
-    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
-    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
+    private static func appendInteger(_ value: Int64, to out: inout JSONOutput) {
+        // A sign and at most 16 digits (9.0e15), which come out last first.
+        out.reserve(17)
+        if value < 0 { out.appendReserved(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        // 9.0e15 has 16 digits; the digits come out last first.
         var digits: (UInt64, UInt64) = (0, 0)
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buffer in
@@ -126,7 +148,7 @@ extension JSONValue {
                 magnitude /= 10
                 count += 1
             } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+            for index in stride(from: count - 1, through: 0, by: -1) { out.appendReserved(buffer[index]) }
         }
     }
 }
