@@ -18,6 +18,12 @@ final class Daemon: @unchecked Sendable {
     private let inFlightCount = Atomic<Int>(0)
     let watchdog: Watchdog
 
+    /// A connection's memory beyond the header limit, which the limit is checked against
+    /// (`Exchange`): libmicrohttpd keeps a record per header and builds the answer's headers
+    /// there too. With no more memory than the limit, a head within a few hundred bytes of it
+    /// was closed unanswered, or left unanswered until the idle timeout.
+    static let headroomBytes = 4 << 10
+
     init(configuration: HTTPServer.Configuration, router: Router, logger: Logger) throws(HTTPServerError) {
         self.router = router
         self.logger = logger
@@ -30,7 +36,7 @@ final class Daemon: @unchecked Sendable {
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maxConnections, ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes + Self.headroomBytes, ptr_value: nil),
             MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
         ]
         // ITC: a connection added from the listener's thread wakes its worker at once.

@@ -95,6 +95,13 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         guard let query = collectQuery() else {
             return queue(.error(400, "invalid_request", "the query string has a malformed percent-escape"))
         }
+        let limit = daemon.configuration.maxHeaderBytes
+        let head = headBytes(query: query)
+        if head.total > limit {
+            return head.line > limit
+                ? queue(.error(414, "uri_too_long", "the request line exceeds the header limit"))
+                : queue(.error(431, "request_header_fields_too_large", "the request line and headers exceed the header limit"))
+        }
         var request = HTTPRequest(
             method: method, rawPath: rawPath, query: query, headers: headers, body: body, requestID: requestID,
             remoteAddress: peerAddress())
@@ -261,6 +268,22 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
 
     /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
     /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
+    /// The request head's size as the header limit counts it: the request line, and it with
+    /// every header line, the `Cookie` header twice (libmicrohttpd parses a copy of it). The
+    /// connection's memory has room beyond the limit (`Daemon.headroomBytes`), so every head
+    /// up to it reaches this check whole.
+    private func headBytes(query: [FormField]) -> (line: Int, total: Int) {
+        // "METHOD /path?query HTTP/1.1\r\n"
+        var line = method.utf8.count + url.utf8.count + 12
+        for field in query { line += field.name.utf8.count + field.value.utf8.count + 2 }
+        var total = line + 2
+        for field in headers {
+            let size = field.name.utf8.count + field.value.utf8.count + 4
+            total += field.name.equalsIgnoringASCIICase("cookie") ? 2 * size : size
+        }
+        return (line, total)
+    }
+
     private func collectQuery() -> [FormField]? {
         let count = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil)
         if count <= 0 { return [] }

@@ -13,11 +13,12 @@ public final class HTTPServer: Sendable {
         public var threads: Int
         /// Largest accepted request body; larger ones get 413.
         public var maxBodyBytes: Int
-        /// Per-connection memory for the request line and headers; beyond it libmicrohttpd answers 431.
+        /// Largest request line and headers together, in bytes, with the `Cookie` header
+        /// counted twice (libmicrohttpd parses a copy of it); a larger head gets 414 or 431.
         public var maxHeaderBytes: Int
-        /// Node's default. libmicrohttpd 0.9.75 zeroes the whole of this memory, and half of it
-        /// once more, after every request: at 32 KiB a request cost about 5% more CPU
-        /// (`bench/apple-verify`, both sizes under load at once).
+        /// Node's default. libmicrohttpd 0.9.75 zeroes the whole of a connection's memory, and
+        /// half of it once more, after every request: with 32 KiB a request cost about 5% more
+        /// CPU (`bench/apple-verify`, both sizes under load at once).
         public static let defaultMaxHeaderBytes = 16 << 10
         /// Seconds an idle connection may stay open.
         public var idleTimeoutSeconds: Int

@@ -172,6 +172,36 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("every head up to the header limit is served; one past it gets a JSON 414 or 431, however close to the limit")
+    func headLimitBoundary() async throws {
+        try await withServer { server in
+            let limit = HTTPServer.Configuration.defaultMaxHeaderBytes
+            // "GET /hello?q=" + value + " HTTP/1.1\r\n" + "Host: x\r\n" + "\r\n": 35 bytes around the value.
+            func probe(_ valueLength: Int, header: String = "") async throws -> RawResponse {
+                let value = String(repeating: "a", count: valueLength)
+                return try await request(port: server.port, "GET /hello?q=\(value) HTTP/1.1\r\nHost: x\r\n\(header)\r\n")
+            }
+            func errorCode(_ response: RawResponse) throws -> JSONValue? {
+                try JSONCoding.decode(JSONValue.self, from: response.body)["error"]
+            }
+            #expect(try await probe(limit - 35).status == 200)
+            let justOver = try await probe(limit - 34)
+            #expect(justOver.status == 431)
+            #expect(try errorCode(justOver) == "request_header_fields_too_large")
+            for valueLength in [limit - 24, limit - 23, limit + 1_000, limit + 3_000] {
+                let response = try await probe(valueLength)
+                #expect(response.status == (valueLength <= limit - 24 ? 431 : 414), "\(valueLength)")
+                #expect(try errorCode(response) != nil, "\(valueLength)")
+            }
+            // A header line instead: "X-Big: " + value + "\r\n" is 9 bytes more, after a 35-byte rest.
+            let header = { (length: Int) in "X-Big: " + String(repeating: "b", count: length) + "\r\n" }
+            #expect(try await probe(0, header: header(limit - 44)).status == 200)
+            let headerOver = try await probe(0, header: header(limit - 43))
+            #expect(headerOver.status == 431)
+            #expect(try errorCode(headerOver) == "request_header_fields_too_large")
+        }
+    }
+
     @Test("a deferred handler that overruns gets 504, and the server stays responsive")
     func handlerTimeout() async throws {
         try await withServer(configure: { $0.handlerTimeout = .milliseconds(200) }) { server in
