@@ -266,10 +266,9 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         return result
     }
 
-    /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
-    /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
     /// The request head's size as the header limit counts it: the request line, and it with
     /// every header line, the `Cookie` header twice (libmicrohttpd parses a copy of it). The
+    /// query counts as decoded, so a heavily escaped one counts a little short. The
     /// connection's memory has room beyond the limit (`Daemon.headroomBytes`), so every head
     /// up to it reaches this check whole.
     private func headBytes(query: [FormField]) -> (line: Int, total: Int) {
@@ -284,6 +283,8 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         return (line, total)
     }
 
+    /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
+    /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
     private func collectQuery() -> [FormField]? {
         let count = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil)
         if count <= 0 { return [] }
