@@ -65,7 +65,7 @@ struct ConfigurationLoader {
         let codeTTL = try Self.count(value("code_ttl"), name: "code TTL", default: 600)
         let upstreamTimeout = try Self.count(value("upstream_timeout"), name: "upstream timeout", default: 15)
         // From 8 KiB, below which a browser's ordinary cookies (libmicrohttpd counts them twice)
-        // may not fit, to 256 KiB: every open connection holds this much.
+        // may not fit, to 256 KiB: every open connection holds this much and a little more.
         let maxHeaderBytes = try Self.count(
             value("max_header_bytes"), name: "max header bytes", default: HTTPServer.Configuration.defaultMaxHeaderBytes,
             range: 8192...262_144, unit: "a byte count")

@@ -21,8 +21,9 @@ public struct GatehouseConfiguration: Sendable {
     public var codeTTL: Int
     /// Seconds one proxied API call (`/request`, `me`) may take before the caller gets 504.
     public var upstreamTimeout: Int
-    /// Bytes of request line and headers one request may carry (libmicrohttpd's per-connection
-    /// memory, which it also zeroes after every request: the default keeps that cheap).
+    /// Bytes of request line and headers one request may carry (`HTTPServer.Configuration`
+    /// says how they count; each connection's memory is this and a little more, zeroed after
+    /// every request: the default keeps that cheap).
     public var maxHeaderBytes: Int
 
     public init(

@@ -2,12 +2,9 @@
 /// U+2028 and U+2029 are escaped too, so a quoted value can never close a `<script>` element.
 public enum JSONString {
     public static func quote(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { utf8 in
-            var out = JSONOutput(capacity: utf8.count + 2)
-            append(utf8: utf8, to: &out)
-            return out.string()
-        }
+        var out = JSONOutput(capacity: text.utf8.count + 2)
+        append(text, to: &out)
+        return out.string()
     }
 
     /// Appends `text` quoted to `out`, working on UTF-8 bytes: this runs for every string of
