@@ -162,7 +162,7 @@ public actor JWKSCache {
 
     /// Fetches and builds a set off the actor: key construction takes tens of microseconds per
     /// key and must not hold up callers that only need a cache hit.
-    private static func load(_ url: String, fetcher: Fetcher, maximumSize: Int) async throws -> KeySet {
+    @concurrent private static func load(_ url: String, fetcher: Fetcher, maximumSize: Int) async throws -> KeySet {
         let body = try await fetcher(url)
         guard body.count <= maximumSize else {
             throw JOSEError.keySetUnavailable("the key set is larger than \(maximumSize) bytes")
