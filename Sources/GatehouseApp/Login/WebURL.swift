@@ -81,8 +81,10 @@ struct WebURL: Sendable, Hashable {
     private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
+    /// Through an array, not a lazy map: decoding a lazy sequence costs a dynamic cast on
+    /// every call, and each login parses two or three URLs.
     private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
-        String(decoding: bytes.lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Where the first `://` starts.
