@@ -1,12 +1,32 @@
 internal import CCurl
+internal import Synchronization
 
 /// Validates request URLs with libcurl's own parser (curl_url), so the
 /// check and the eventual transfer agree on what the URL means.
 enum URLCheck {
+    /// Short URLs that passed. A provider's token endpoint is the same URL on every login,
+    /// and libcurl's parser costs more than the rest of setting up the transfer; the verdict
+    /// depends on the string alone. Long URLs (API calls with their queries) are not kept,
+    /// and the set is emptied when full, so it stays a few tens of kilobytes.
+    private static let passed = Mutex(Set<String>())
+    private static let rememberedLength = 256
+    private static let rememberedCount = 256
+
     /// Throws `.invalidURL` unless the URL parses, has a host and uses http
     /// or https. Rejecting other schemes here, rather than only through
     /// CURLOPT_PROTOCOLS_STR, gives a clear error before any I/O.
     static func validate(_ url: String) throws(HTTPClientError) {
+        let rememberable = url.utf8.count <= rememberedLength
+        if rememberable, passed.withLock({ $0.contains(url) }) { return }
+        try parse(url)
+        guard rememberable else { return }
+        passed.withLock { urls in
+            if urls.count >= rememberedCount { urls.removeAll(keepingCapacity: true) }
+            urls.insert(url)
+        }
+    }
+
+    private static func parse(_ url: String) throws(HTTPClientError) {
         // A NUL would silently truncate the C string libcurl sees.
         guard !url.utf8.contains(0) else { throw .invalidURL("URL contains NUL") }
         guard let parsed = curl_url() else { throw .transport("curl_url failed") }

@@ -53,4 +53,18 @@ struct InternalsTests {
         #expect(Duration.seconds(-5).curlMilliseconds == 1)
         #expect(Duration.seconds(Int64.max).curlMilliseconds == Int(Int32.max))
     }
+
+    @Test("A remembered URL still passes, a bad one never does, and the set empties when full")
+    func rememberedURLs() throws {
+        let token = "http://127.0.0.1:9/oauth2/token"
+        for _ in 0..<3 { try URLCheck.validate(token) }
+        for bad in ["file:///etc/passwd", "http://", "gopher://127.0.0.1/"] {
+            for _ in 0..<2 { #expect(throws: HTTPClientError.self) { try URLCheck.validate(bad) } }
+        }
+        // Past the set's size, and with long URLs that are never kept: every one still passes.
+        for index in 0..<600 { try URLCheck.validate("http://127.0.0.1:9/\(index)") }
+        try URLCheck.validate("http://127.0.0.1:9/" + String(repeating: "a", count: 300))
+        try URLCheck.validate(token)
+        #expect(throws: HTTPClientError.self) { try URLCheck.validate("ftp://127.0.0.1/") }
+    }
 }
