@@ -65,6 +65,18 @@ struct RequestResponseTests {
             headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: form
         )))
         #expect(formEcho.bodyBytes == form)
+        #expect(formEcho.values("content-type") == ["application/x-www-form-urlencoded"])
+
+        // The same label on a PUT, and a form label on a DELETE without a body, which libcurl
+        // would not label by itself.
+        for (method, body) in [("PUT", form), ("DELETE", nil)] as [(String, [UInt8]?)] {
+            let echo = try Echo(try await client.execute(HTTPClientRequest(
+                method: method, url: server.baseURL + "/echo",
+                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: body
+            )))
+            #expect(echo.method == method)
+            #expect(echo.values("content-type") == ["application/x-www-form-urlencoded"], "\(method)")
+        }
 
         // Binary body with NULs and invalid UTF-8; no Content-Type given.
         let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 0, 0x0D, 0x0A, 0x80] + Array(repeating: 7, count: 100_000)
