@@ -161,12 +161,14 @@ struct RequestResponseTests {
         #expect(response.text == "status \(code)")
     }
 
-    @Test("gzip responses are decoded transparently")
+    @Test("gzip is offered, and gzip responses are decoded transparently")
     func gzip() async throws {
         let server = try await MockServer.start()
         let client = try makeClient()
         defer { client.shutdown() }
 
+        let echo = try Echo(try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo")))
+        #expect(echo.values("accept-encoding") == ["gzip"])
         let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/gzip"))
         #expect(response.status == 200)
         #expect(response.text == String(repeating: "hello gzip ", count: 200))
