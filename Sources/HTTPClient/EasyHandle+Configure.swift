@@ -118,7 +118,7 @@ extension EasyHandle {
             if header.hasName("content-type") {
                 hasContentType = true
                 // libcurl copies its own form label in, where a custom header goes through its
-                // printf a byte at a time: a token request's is a fifth of those bytes.
+                // printf a byte at a time: about a sixth of a token request's printed bytes.
                 if labelsForm, header.value == Self.formType { continue }
             }
             // libcurl reads "Name:" as "remove this header"; "Name;" is its
