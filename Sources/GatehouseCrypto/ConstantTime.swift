@@ -6,15 +6,22 @@ public enum ConstantTime {
     /// True if both byte strings are equal. Lengths are compared openly: secrets here have a
     /// fixed, public length, so the length leaks nothing.
     public static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        if lhs.isEmpty { return true }
-        return lhs.withUnsafeBytes { a in
-            rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
-        }
+        lhs.withUnsafeBufferPointer { a in rhs.withUnsafeBufferPointer { b in equals(a, b) } }
     }
 
-    /// String form of `equals(_:_:)` over the UTF-8 bytes.
+    /// String form of `equals(_:_:)` over the UTF-8 bytes, read in place: app secrets,
+    /// nonces and codes are compared on every sign-in, and copying both into arrays cost
+    /// two allocations each time.
     public static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        equals(Array(lhs.utf8), Array(rhs.utf8))
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { a in rhs.withUTF8 { b in equals(a, b) } }
+    }
+
+    private static func equals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard a.count > 0 else { return true }
+        guard let left = a.baseAddress, let right = b.baseAddress else { return false }
+        return CRYPTO_memcmp(left, right, a.count) == 0
     }
 }

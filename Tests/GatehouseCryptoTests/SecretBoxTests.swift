@@ -68,5 +68,13 @@ struct SecretBoxTests {
         #expect(!ConstantTime.equals("abc", "abd"))
         #expect(!ConstantTime.equals("abc", "abcd"))
         #expect(ConstantTime.equals("", ""))
+        #expect(!ConstantTime.equals("", "a"))
+        // Longer than a small string, so both are read from heap storage.
+        let secret = "s3cr3t-" + String(repeating: "x", count: 40)
+        #expect(ConstantTime.equals(secret, String(secret.utf8.map { Character(Unicode.Scalar($0)) })))
+        #expect(!ConstantTime.equals(secret, String(secret.dropLast()) + "y"))
+        #expect(ConstantTime.equals(Array(secret.utf8), Array(secret.utf8)))
+        #expect(!ConstantTime.equals(Array(secret.utf8), Array(secret.utf8.dropLast())))
+        #expect(ConstantTime.equals([UInt8](), []))
     }
 }
