@@ -60,7 +60,6 @@ extension EasyHandle {
         // byte at a time, so the full list ("deflate, gzip, br, zstd") cost
         // more than any provider's answer gains from it.
         try set(CURLOPT_ACCEPT_ENCODING, "gzip")
-        try set(CURLOPT_USERAGENT, configuration.userAgent)
         // Cheap early rejection: a Content-Length above the limit fails with
         // CURLE_FILESIZE_EXCEEDED before any body byte is read. Bodies
         // without a length are capped by the write callback instead. Not for
@@ -96,7 +95,7 @@ extension EasyHandle {
             try setPrerequestCallback(CurlCallbacks.prerequest)
         }
 
-        try configureHeadersAndBody(request)
+        try configureHeadersAndBody(request, userAgent: configuration.userAgent)
 
         try setErrorBuffer()
         try set(CURLOPT_PRIVATE, pointer: context)
@@ -106,15 +105,17 @@ extension EasyHandle {
         try set(CURLOPT_HEADERDATA, pointer: context)
     }
 
-    private func configureHeadersAndBody(_ request: HTTPClientRequest) throws(HTTPClientError) {
+    private func configureHeadersAndBody(_ request: HTTPClientRequest, userAgent: String) throws(HTTPClientError) {
         let method = request.method
         // Whether libcurl sends the body as POSTFIELDS (below), and so labels it a form
         // unless told otherwise.
         let labelsForm = method != "HEAD" && (request.body != nil || ["POST", "PUT", "PATCH"].contains(method))
         var lines: [String] = []
         var hasContentType = false
+        var hasUserAgent = false
         for header in request.headers {
             try Self.validate(header)
+            if header.hasName("user-agent") { hasUserAgent = true }
             if header.hasName("content-type") {
                 hasContentType = true
                 // libcurl copies its own form label in, where a custom header goes through its
@@ -125,6 +126,9 @@ extension EasyHandle {
             // syntax for sending a header with an empty value.
             lines.append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
         }
+        // A custom header rather than CURLOPT_USERAGENT, which libcurl prints twice per request
+        // (into its own string, then into the request), a byte at a time.
+        if !hasUserAgent, !userAgent.isEmpty { lines.append("User-Agent: \(userAgent)") }
         // An empty "Expect:" stops libcurl from sending
         // `Expect: 100-continue` and waiting up to 1s for a reply.
         lines.append("Expect:")

@@ -25,6 +25,12 @@ struct RequestResponseTests {
         #expect(echo.values("user-agent") == ["Gatehouse"])
         #expect(echo.values("expect").isEmpty)
         #expect(echo.bodyBytes.isEmpty)
+
+        // A caller's own User-Agent replaces the client's.
+        let own = try Echo(try await client.execute(HTTPClientRequest(
+            url: server.baseURL + "/echo", headers: [HTTPHeader(name: "user-agent", value: "App/1.0")]
+        )))
+        #expect(own.values("user-agent") == ["App/1.0"])
     }
 
     @Test("Repeated response headers are kept in order and values are trimmed")
