@@ -7,8 +7,8 @@ public enum JSONString {
         return out.string()
     }
 
-    /// Appends `text` quoted to `out`, working on UTF-8 bytes: this runs for every string of
-    /// every JSON response and log line.
+    /// Appends `text` quoted to `out`, for callers assembling bytes of their own (a popup
+    /// page's script, a carrier's request body).
     public static func append(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { append(utf8: $0, to: &out) }
@@ -22,6 +22,8 @@ public enum JSONString {
         quoted.append(to: &out)
     }
 
+    /// The writer's own path, for every string of every JSON response and log line: working on
+    /// UTF-8 bytes, straight into the buffer.
     static func append(_ text: String, to out: inout JSONOutput) {
         var text = text
         text.withUTF8 { append(utf8: $0, to: &out) }
