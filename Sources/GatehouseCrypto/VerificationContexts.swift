@@ -28,8 +28,8 @@ final class VerificationContexts {
         for ctx in prepared { EVP_MD_CTX_free(ctx) }
     }
 
-    /// A context ready for `EVP_DigestVerify` with `algorithm`, which the caller must free;
-    /// nil only if OpenSSL runs out of memory.
+    /// A context ready for one `EVP_DigestVerify` with `algorithm`, which the caller must
+    /// free; nil only if OpenSSL runs out of memory.
     func makeContext(for algorithm: SignatureAlgorithm) -> OpaquePointer? {
         guard let ctx = EVP_MD_CTX_new() else { return nil }
         let ready: Bool
@@ -43,6 +43,10 @@ final class VerificationContexts {
             EVP_MD_CTX_free(ctx)
             return nil
         }
+        // The copy serves one verification and is freed after it. Without this flag,
+        // EVP_DigestVerifyFinal duplicates the signature context once more so that the copy
+        // could go on being updated.
+        EVP_MD_CTX_set_flags(ctx, EVP_MD_CTX_FLAG_FINALISE)
         return ctx
     }
 
