@@ -9,6 +9,10 @@ public struct SecretBox: Sendable {
     private static let version: UInt8 = 1
     private static let nonceLength = 12
     private static let tagLength = AESGCM.tagLength
+    /// Where the nonce ends and the ciphertext starts.
+    private static let nonceEnd = 1 + nonceLength
+    /// The bytes a sealed value has beyond its plaintext.
+    private static let overhead = nonceEnd + tagLength
     /// The master key length in bytes.
     public static let keyLength = 32
 
@@ -26,27 +30,53 @@ public struct SecretBox: Sendable {
 
     /// Encrypts `plaintext`, binding `context`.
     public func seal(_ plaintext: [UInt8], context: String) throws(CryptoError) -> [UInt8] {
-        let nonce = try SecureRandom.bytes(Self.nonceLength)
-        let sealed = try gcm.seal(plaintext, nonce: nonce, aad: Array(context.utf8))
-        var out: [UInt8] = []
-        out.reserveCapacity(1 + nonce.count + sealed.ciphertext.count + sealed.tag.count)
-        out.append(Self.version)
-        out += nonce
-        out += sealed.ciphertext
-        out += sealed.tag
-        return out
+        // Built in place: the nonce, the ciphertext and the tag are written straight into the
+        // sealed value rather than each into an array of its own and then copied.
+        var failure: CryptoError?
+        var context = context
+        let sealed = [UInt8](unsafeUninitializedCapacity: Self.overhead + plaintext.count) { buffer, initialised in
+            failure = plaintext.withUnsafeBytes { input in
+                context.withUTF8 { aad in seal(input, aad: UnsafeRawBufferPointer(aad), into: UnsafeMutableRawBufferPointer(buffer)) }
+            }
+            // UInt8 needs no deinitialisation; nothing half-sealed is handed back.
+            initialised = failure == nil ? buffer.count : 0
+        }
+        if let failure { throw failure }
+        return sealed
     }
 
     /// Decrypts a value made by `seal` with the same key and `context`.
     public func open(_ sealed: [UInt8], context: String) throws(CryptoError) -> [UInt8] {
-        let overhead = 1 + Self.nonceLength + Self.tagLength
-        guard sealed.count >= overhead, sealed[0] == Self.version else {
+        guard sealed.count >= Self.overhead, sealed[0] == Self.version else {
             throw .openFailed("not a sealed value of a known version")
         }
-        let nonce = Array(sealed[1..<(1 + Self.nonceLength)])
-        let ciphertext = Array(sealed[(1 + Self.nonceLength)..<(sealed.count - Self.tagLength)])
-        let tag = Array(sealed[(sealed.count - Self.tagLength)...])
-        return try gcm.open(ciphertext, nonce: nonce, aad: Array(context.utf8), tag: tag)
+        var context = context
+        let opened = sealed.withUnsafeBytes { bytes in
+            context.withUTF8 { aad -> Result<[UInt8], CryptoError> in
+                let tagStart = bytes.count - Self.tagLength
+                return Result { () throws(CryptoError) in
+                    try gcm.open(
+                        UnsafeRawBufferPointer(rebasing: bytes[Self.nonceEnd..<tagStart]),
+                        nonce: UnsafeRawBufferPointer(rebasing: bytes[1..<Self.nonceEnd]), aad: UnsafeRawBufferPointer(aad),
+                        tag: UnsafeRawBufferPointer(rebasing: bytes[tagStart...]))
+                }
+            }
+        }
+        return try opened.get()
+    }
+
+    /// The version, a fresh nonce, then the ciphertext and tag of `plaintext`, into `out`
+    /// (exactly `overhead` bytes more than `plaintext`); the reason if it could not be done.
+    private func seal(_ plaintext: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> CryptoError? {
+        out[0] = Self.version
+        let nonce = UnsafeMutableRawBufferPointer(rebasing: out[1..<Self.nonceEnd])
+        guard SecureRandom.fill(nonce) else { return .randomUnavailable(CryptoError.drainOpenSSLErrors()) }
+        do throws(CryptoError) {
+            try gcm.seal(plaintext, nonce: UnsafeRawBufferPointer(nonce), aad: aad, into: UnsafeMutableRawBufferPointer(rebasing: out[Self.nonceEnd...]))
+        } catch {
+            return error
+        }
+        return nil
     }
 
     /// A 32-byte key for `purpose`, derived from the master key (HMAC-SHA256 as a PRF), so

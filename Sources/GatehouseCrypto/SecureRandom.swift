@@ -6,13 +6,21 @@ internal import Synchronization
 public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
-        if count <= RandomReserve.largestServed, let bytes = reserve.withLock({ $0.take(count) }) {
-            return bytes
-        }
         var buffer = [UInt8](repeating: 0, count: count)
-        let ok = buffer.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
-        guard ok == 1 else { throw .randomUnavailable(CryptoError.drainOpenSSLErrors()) }
+        guard buffer.withUnsafeMutableBytes(fill) else { throw .randomUnavailable(CryptoError.drainOpenSSLErrors()) }
         return buffer
+    }
+
+    /// Fills `target` with random bytes, for a caller building a value around them; false if
+    /// the DRBG failed, with its reason on OpenSSL's error queue.
+    static func fill(_ target: UnsafeMutableRawBufferPointer) -> Bool {
+        // The address crosses into the lock as an integer: a captured pointer would tie the
+        // reserve to the caller's isolation region, which Mutex refuses.
+        let address = Int(bitPattern: target.baseAddress), count = target.count
+        if count <= RandomReserve.largestServed, reserve.withLock({ $0.fill(UnsafeMutableRawPointer(bitPattern: address), count: count) }) {
+            return true
+        }
+        return RAND_bytes(target.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(target.count)) == 1
     }
 
     /// A 27-character base64url identifier (160 random bits): the form of OAuth.io keys,
@@ -38,21 +46,22 @@ private struct RandomReserve: ~Copyable {
     /// Where the unissued bytes start; `capacity` when the reserve is spent.
     private var next = Self.capacity
 
-    /// `count` bytes (at most `largestServed`); nil if the DRBG failed to refill the reserve,
-    /// in which case the caller asks it directly and reports its error.
-    mutating func take(_ count: Int) -> [UInt8]? {
+    /// Fills `count` bytes (at most `largestServed`) at `target`; false if the DRBG failed to
+    /// refill the reserve, in which case the caller asks it directly and reports its error.
+    mutating func fill(_ target: UnsafeMutableRawPointer?, count: Int) -> Bool {
+        guard let target else { return count == 0 }
         if Self.capacity - next < count {
             guard RAND_bytes(storage.baseAddress, Int32(Self.capacity)) == 1 else {
                 ERR_clear_error()
-                return nil
+                return false
             }
             next = 0
         }
         let issued = UnsafeMutableBufferPointer(rebasing: storage[next..<next + count])
-        let bytes = [UInt8](issued)
+        UnsafeMutableRawBufferPointer(start: target, count: count).copyMemory(from: UnsafeRawBufferPointer(issued))
         OPENSSL_cleanse(issued.baseAddress, count)
         next += count
-        return bytes
+        return true
     }
 
     deinit { storage.deallocate() }

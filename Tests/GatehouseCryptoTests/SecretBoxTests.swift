@@ -19,6 +19,23 @@ struct SecretBoxTests {
         #expect(try box.seal([1, 2, 3], context: "c") != box.seal([1, 2, 3], context: "c"), "fresh nonce each time")
     }
 
+    @Test("the layout holds both ways: version, nonce, ciphertext and tag, as values already stored were sealed")
+    func layout() throws {
+        let box = try SecretBox(key: key)
+        for plaintext in [[], Array("a keyset's parameters".utf8), [UInt8](repeating: 0x5A, count: 300)] {
+            let context = "record:state:\(plaintext.count)"
+            let sealed = try box.seal(plaintext, context: context)
+            #expect(sealed[0] == 1)
+            let nonce = Array(sealed[1..<13]), tag = Array(sealed.suffix(16))
+            let opened = try AESGCM.open(Array(sealed[13..<(sealed.count - 16)]), key: key, nonce: nonce, aad: Array(context.utf8), tag: tag)
+            #expect(opened == plaintext)
+            // And a value sealed outside SecretBox, in the same layout, opens in it.
+            let outside = try AESGCM.seal(plaintext, key: key, nonce: Array(repeating: 3, count: 12), aad: Array(context.utf8))
+            let stored = [1] + [UInt8](repeating: 3, count: 12) + outside.ciphertext + outside.tag
+            #expect(try box.open(stored, context: context) == plaintext)
+        }
+    }
+
     @Test("tampering, another context or another key all fail to open")
     func rejects() throws {
         let box = try SecretBox(key: key)
