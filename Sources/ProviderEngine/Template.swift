@@ -55,10 +55,16 @@ public enum Template {
     /// Each of `templates` rendered, in name order, without the ones that render empty (OAuth.io
     /// leaves empty query and header values out).
     public static func renderValues(_ templates: [String: String]?, _ context: TemplateContext) -> [(name: String, value: String)] {
-        (templates ?? [:]).sorted { $0.key < $1.key }.compactMap { name, template in
+        guard let templates, !templates.isEmpty else { return [] }
+        // Rendered into one array and sorted there: sorting the templates first made a second.
+        var rendered: [(name: String, value: String)] = []
+        rendered.reserveCapacity(templates.count)
+        for (name, template) in templates {
             let value = render(template, context)
-            return value.isEmpty ? nil : (name, value)
+            if !value.isEmpty { rendered.append((name, value)) }
         }
+        rendered.sort { $0.name < $1.name }
+        return rendered
     }
 
     /// Renders an endpoint's URL. Flow values (`{{code}}`, `{{token}}`, a profile step's export)
@@ -79,6 +85,9 @@ public enum Template {
         // Most query and header values are one reference and nothing else (`{client_id}`,
         // `{{code}}`): their value, without a scan or an output buffer.
         if let (name, isFlow) = soleReference(template) { return value(of: name, isFlow: isFlow, context, encoding) }
+        // Many templates are plain text (`authorization_code`, an endpoint's URL): without a
+        // brace or a `!` there is no markup, and no copy of the text is needed to find that out.
+        guard template.utf8.contains(where: { $0 == openBrace || $0 == base64Marker[0] }) else { return template }
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []

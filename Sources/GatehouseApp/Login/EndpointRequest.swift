@@ -12,22 +12,28 @@ enum EndpointRequest {
         _ endpoint: Endpoint, url: String? = nil, context: TemplateContext, extraHeaders: [HTTPHeader] = [],
         extraQuery: [String: String] = [:]
     ) -> HTTPClientRequest {
-        var pairs = Template.renderValues(endpoint.query, context).map { ($0.name, $0.value) }
-        for (name, value) in extraQuery.sorted(by: { $0.key < $1.key }) where !value.isEmpty && !pairs.contains(where: { $0.0 == name }) {
-            pairs.append((name, value))
+        var pairs = Template.renderValues(endpoint.query, context)
+        if !extraQuery.isEmpty {
+            for (name, value) in extraQuery.sorted(by: { $0.key < $1.key }) where !value.isEmpty && !pairs.contains(where: { $0.name == name }) {
+                pairs.append((name, value))
+            }
         }
-        let encoded = PercentEncoding.formEncoded(pairs)
         var url = url ?? Template.renderURL(endpoint.url, context)
-        var headers = Template.renderValues(endpoint.headers, context).map { HTTPHeader(name: $0.name, value: $0.value) }
+        var headers: [HTTPHeader] = []
+        headers.reserveCapacity((endpoint.headers?.count ?? 0) + extraHeaders.count + 2)
+        for (name, value) in Template.renderValues(endpoint.headers, context) { headers.append(HTTPHeader(name: name, value: value)) }
         headers += extraHeaders
         var body: [UInt8]?
         if endpoint.method == "GET" || endpoint.method == "DELETE" {
-            if !encoded.isEmpty { url += (url.containsBytes("?") ? "&" : "?") + encoded }
+            if !pairs.isEmpty {
+                url += url.containsBytes("?") ? "&" : "?"
+                url += PercentEncoding.formEncoded(pairs.lazy.map { ($0.name, $0.value) })
+            }
         } else if endpoint.body == .json {
             body = jsonBody(pairs)
             headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
         } else {
-            body = Array(encoded.utf8)
+            body = PercentEncoding.formEncodedBytes(pairs.lazy.map { ($0.name, $0.value) })
             headers.append(HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"))
         }
         if !headers.contains(where: { $0.hasName("accept") }) {
@@ -60,7 +66,7 @@ enum EndpointRequest {
 
     /// `pairs` as a JSON object of strings; the first of a repeated name wins, as a definition's
     /// own query does over `extraQuery`.
-    static func jsonBody(_ pairs: [(String, String)]) -> [UInt8] {
+    static func jsonBody(_ pairs: [(name: String, value: String)]) -> [UInt8] {
         JSONValue.object(Dictionary(pairs.map { ($0.0, JSONValue.string($0.1)) }) { first, _ in first }).serialized()
     }
 

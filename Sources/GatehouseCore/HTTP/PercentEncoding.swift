@@ -72,6 +72,12 @@ public enum PercentEncoding {
     /// Inlinable so each caller's sequence type is iterated directly, not through witness tables.
     @inlinable
     public static func formEncoded(_ pairs: some Sequence<(String, String)>) -> String {
+        String(decoding: formEncodedBytes(pairs), as: UTF8.self)
+    }
+
+    /// `formEncoded` as the bytes of a request body, with no string made on the way.
+    @inlinable
+    public static func formEncodedBytes(_ pairs: some Sequence<(String, String)>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128)
         var first = true
@@ -82,7 +88,7 @@ public enum PercentEncoding {
             out.append(UInt8(ascii: "="))
             append(value, to: &out)
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     @usableFromInline
