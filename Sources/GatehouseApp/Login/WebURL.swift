@@ -82,9 +82,12 @@ struct WebURL: Sendable, Hashable {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// Through an array, not a lazy map: decoding a lazy sequence costs a dynamic cast on
-    /// every call, and each login parses two or three URLs.
+    /// every call, and each login parses two or three URLs. Text already in lowercase, as
+    /// nearly every scheme and host is, is decoded as it is.
     private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
-        String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let isUpper = { (byte: UInt8) in byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+        guard bytes.contains(where: isUpper) else { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: bytes.map { isUpper($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Where the first `://` starts.
@@ -99,12 +102,25 @@ struct WebURL: Sendable, Hashable {
 
     /// `scheme://host[:port]`, the form `postMessage` targets and browsers send as Origin.
     var origin: String {
-        "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+        // Appended into one string of the right size: interpolation and `+` made three.
+        var origin = ""
+        origin.reserveCapacity(scheme.utf8.count + host.utf8.count + 9)
+        origin += scheme
+        origin += "://"
+        origin += host
+        if let port {
+            origin += ":"
+            origin += String(port)
+        }
+        return origin
     }
 
     /// True for schemes a redirect may go to: web pages and app-registered custom schemes,
     /// never script or data URLs.
     var isSafeRedirectTarget: Bool {
-        !["javascript", "data", "vbscript", "file", "blob", "about"].contains(scheme)
+        switch scheme {
+        case "javascript", "data", "vbscript", "file", "blob", "about": false
+        default: true
+        }
     }
 }
