@@ -43,11 +43,11 @@ let completionHandler: MHD_RequestCompletedCallback = { context, _, slot, _ in
     daemon.requestFinished()
 }
 
-/// Collects header fields into a `Collected` box.
+/// Collects header fields into a `Collected` value.
 let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
-    let headers = Unmanaged<Collected<(String, String)>>.fromOpaque(box).takeUnretainedValue()
-    headers.items.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    let headers = box.assumingMemoryBound(to: Collected<HTTPHeaders.Field>.self)
+    headers.pointee.items.append(HTTPHeaders.Field(name: String(cString: key), value: value.map { String(cString: $0) } ?? ""))
     return .YES
 }
 
@@ -55,14 +55,14 @@ let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
 /// libmicrohttpd's C string (one String per piece, not a raw one and then a decoded one).
 let queryCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
-    let query = Unmanaged<Collected<FormField>>.fromOpaque(box).takeUnretainedValue()
+    let query = box.assumingMemoryBound(to: Collected<FormField>.self)
     // An argument without `=` has no value at all; it reads as empty.
     let decodedValue = if let value { decodedCString(value) } else { "" }
     guard let name = decodedCString(key), let decodedValue else {
-        query.malformed = true
+        query.pointee.malformed = true
         return .NO
     }
-    query.items.append(FormField(name: name, value: decodedValue))
+    query.pointee.items.append(FormField(name: name, value: decodedValue))
     return .YES
 }
 
@@ -72,13 +72,22 @@ private func decodedCString(_ text: UnsafePointer<CChar>) -> String? {
     }
 }
 
-/// Mutable scratch space for the collectors above, which can only reach Swift through a
-/// pointer: what they gathered, or the news that an item was malformed.
-final class Collected<Item> {
+/// Scratch space for the collectors above, which can only reach Swift through a pointer:
+/// what they gathered, or the news that an item was malformed. A value on the caller's stack
+/// (`gather`), not an object: one allocation fewer per request for each kind collected.
+struct Collected<Item> {
     var items: [Item] = []
     var malformed = false
 
-    init(capacity: Int) {
-        items.reserveCapacity(capacity)
+    /// Runs libmicrohttpd's iteration over the connection's values of `kind` with `collector`.
+    static func gather(
+        _ kind: MHD_ValueKind, of connection: OpaquePointer, with collector: MHD_KeyValueIterator
+    ) -> Collected {
+        var collected = Collected()
+        let count = MHD_get_connection_values(connection, kind, nil, nil)
+        guard count > 0 else { return collected }
+        collected.items.reserveCapacity(Int(count))
+        _ = withUnsafeMutablePointer(to: &collected) { MHD_get_connection_values(connection, kind, collector, $0) }
+        return collected
     }
 }

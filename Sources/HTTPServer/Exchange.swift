@@ -52,9 +52,7 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         self.url = url
         self.daemon = daemon
         started = daemon.logger.level <= .info || daemon.configuration.observer != nil ? ContinuousClock.now : nil
-        let collected = Collected<(String, String)>(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
-        MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(collected).toOpaque())
-        headers = HTTPHeaders(collected.items)
+        headers = HTTPHeaders(fields: Collected.gather(.HEADER_KIND, of: connection, with: headerCollector).items)
         declaredLength = headers["content-length"].flatMap { Int($0) }
         requestID = RequestID.accept(headers["x-request-id"]) ?? RequestID.next()
     }
@@ -286,10 +284,7 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
     /// Query arguments arrive with `+` already turned into spaces and nothing else decoded
     /// (see the unescape shim); percent-escapes are decoded here so a bad one is a 400.
     private func collectQuery() -> [FormField]? {
-        let count = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil)
-        if count <= 0 { return [] }
-        let collected = Collected<FormField>(capacity: Int(count))
-        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryCollector, Unmanaged.passUnretained(collected).toOpaque())
+        let collected = Collected<FormField>.gather(.GET_ARGUMENT_KIND, of: connection, with: queryCollector)
         return collected.malformed ? nil : collected.items
     }
 

@@ -14,6 +14,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    init(fields: [Field]) {
+        self.fields = fields
+    }
+
     /// The first value of `name`, if present.
     public subscript(name: String) -> String? {
         fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
@@ -26,6 +30,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// Appends a field, keeping earlier ones with the same name.
     public mutating func add(_ name: String, _ value: String) {
+        // An answer carries a handful of fields: room for them at the first, instead of the
+        // array growing (and moving) twice on the way.
+        if fields.isEmpty { fields.reserveCapacity(8) }
         fields.append(Field(name: name, value: value))
     }
 
