@@ -26,7 +26,10 @@ public enum SecureRandom {
     /// A 27-character base64url identifier (160 random bits): the form of OAuth.io keys,
     /// secrets, states and codes, so existing SDK validation (`^[a-zA-Z0-9\-_]{23,27}$`) accepts it.
     public static func identifier() throws(CryptoError) -> String {
-        Base64URL.encode(try bytes(20))
+        // Drawn into a value on the stack rather than an array: only the text is kept.
+        var raw: (UInt64, UInt64, UInt32) = (0, 0, 0)
+        guard withUnsafeMutableBytes(of: &raw, fill) else { throw .randomUnavailable(CryptoError.drainOpenSSLErrors()) }
+        return withUnsafeBytes(of: raw) { Base64URL.encode($0) }
     }
 
     private static let reserve = Mutex(RandomReserve())

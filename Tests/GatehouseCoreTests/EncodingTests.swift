@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import Testing
 
@@ -10,6 +11,10 @@ struct EncodingTests {
             let text = Base64URL.encode(bytes)
             #expect(!text.contains("="))
             #expect(Base64URL.decode(text) == bytes)
+            // Against an independent encoder: Foundation's, in the url alphabet, unpadded.
+            let reference = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(text == reference, "length \(length)")
         }
         #expect(Base64URL.encode(Array("hello".utf8)) == "aGVsbG8")
         #expect(Base64URL.decode("aGVsbG9") == nil, "trailing bits set: another spelling of the same bytes")

@@ -4,24 +4,27 @@ public enum Base64URL {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Encodes bytes without `=` padding.
+    /// Written straight into the string's storage: an identifier is encoded several times
+    /// per login, and a byte array first cost an allocation and a copy each time.
     @inlinable
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next()
-            let b2 = iterator.next()
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            if let b1 {
-                out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)])
+        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { out in
+            var at = 0
+            func put(_ sextet: UInt8) {
+                out[at] = alphabet[Int(sextet)]
+                at += 1
             }
-            if let b2 {
-                out.append(alphabet[Int(b2 & 0x3F)])
+            var iterator = bytes.makeIterator()
+            while let b0 = iterator.next() {
+                let b1 = iterator.next()
+                let b2 = iterator.next()
+                put(b0 >> 2)
+                put((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)
+                if let b1 { put((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6) }
+                if let b2 { put(b2 & 0x3F) }
             }
+            return at
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes unpadded base64url. Returns nil for any character outside the alphabet, an
