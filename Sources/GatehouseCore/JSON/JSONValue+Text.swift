@@ -66,38 +66,42 @@ extension JSONValue {
     }
 
     /// Members in key order. Sorting placements, not pairs (whose swaps retain and release
-    /// both) or keys (each looked up again, hashing it). `extra` is merged in as the members
-    /// are written.
+    /// both) or keys (each looked up again, hashing it), in scratch space on the stack rather
+    /// than an array per object. `extra` is merged in as the members are written.
     private static func writeObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)], into out: inout JSONOutput) {
-        var order: [Placement] = []
-        order.reserveCapacity(members.count)
-        var position = members.startIndex
-        while position != members.endIndex {
-            let key = members.keys[position]
-            if extra.isEmpty || !extra.contains(where: { $0.name == key }) {
-                order.append(Placement(prefix: sortPrefix(key), position: position))
+        withUnsafeTemporaryAllocation(of: Placement.self, capacity: members.count) { scratch in
+            var count = 0
+            var position = members.startIndex
+            while position != members.endIndex {
+                let key = members.keys[position]
+                if extra.isEmpty || !extra.contains(where: { $0.name == key }) {
+                    scratch.initializeElement(at: count, to: Placement(prefix: sortPrefix(key), position: position))
+                    count += 1
+                }
+                members.formIndex(after: &position)
             }
-            members.formIndex(after: &position)
-        }
-        if order.count > 1 {
-            order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(members.keys[$0.position], members.keys[$1.position]) }
-        }
-        let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
-        out.append(UInt8(ascii: "{"))
-        var next = 0
-        for placement in order {
-            let (key, value) = members[placement.position]
-            while next < added.count, precedes(added[next].name, key) {
+            var order = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
+            defer { order.deinitialize() }
+            if count > 1 {
+                order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(members.keys[$0.position], members.keys[$1.position]) }
+            }
+            let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
+            out.append(UInt8(ascii: "{"))
+            var next = 0
+            for placement in order {
+                let (key, value) = members[placement.position]
+                while next < added.count, precedes(added[next].name, key) {
+                    appendMember(added[next].name, added[next].value, to: &out)
+                    next += 1
+                }
+                appendMember(key, value, to: &out)
+            }
+            while next < added.count {
                 appendMember(added[next].name, added[next].value, to: &out)
                 next += 1
             }
-            appendMember(key, value, to: &out)
+            out.append(UInt8(ascii: "}"))
         }
-        while next < added.count {
-            appendMember(added[next].name, added[next].value, to: &out)
-            next += 1
-        }
-        out.append(UInt8(ascii: "}"))
     }
 
     /// `"key":value`, after a comma unless it is the object's first.
