@@ -55,6 +55,8 @@ public struct Router: Sendable {
             // Everything before the first `/` (nothing, for an origin-form path) is no segment.
             var ranges: [Range<Int>] = []
             if var start = bytes.firstIndex(of: UInt8(ascii: "/")).map({ $0 + 1 }) {
+                // Sized once: growing segment by segment reallocated twice for a usual path.
+                ranges.reserveCapacity(bytes[start...].reduce(1) { $1 == UInt8(ascii: "/") ? $0 + 1 : $0 })
                 for index in start..<bytes.count where bytes[index] == UInt8(ascii: "/") {
                     ranges.append(start..<index)
                     start = index + 1
