@@ -24,6 +24,20 @@ struct WebURLTests {
         #expect(parse("http://h?q=/x#/y") == Parsed(scheme: "http", host: "h", port: nil, path: ""))
     }
 
+    @Test("origin: scheme, host and any port, as browsers send it; safe redirect schemes")
+    func origins() {
+        #expect(WebURL("https://Example.COM:8443/a?x")?.origin == "https://example.com:8443")
+        #expect(WebURL("http://localhost/cb")?.origin == "http://localhost")
+        #expect(WebURL("http://[::1]:65535")?.origin == "http://[::1]:65535")
+        #expect(WebURL("oauthio://h:1")?.origin == "oauthio://h:1")
+        #expect(WebURL("chrome-extension://abcdefghijklmnopabcdefghijklmnop/")?.origin == "chrome-extension://abcdefghijklmnopabcdefghijklmnop")
+        #expect(WebURL("https://a.example")?.isSafeRedirectTarget == true)
+        #expect(WebURL("myapp://done")?.isSafeRedirectTarget == true)
+        for scheme in ["javascript", "DATA", "vbscript", "file", "blob", "about"] {
+            #expect(WebURL("\(scheme)://x")?.isSafeRedirectTarget == false, "\(scheme)")
+        }
+    }
+
     @Test("oauthd's fixes: one slash after the scheme, and no scheme when assumed http")
     func oauthdLeniency() {
         #expect(parse("https:/example.com/x") == Parsed(scheme: "https", host: "example.com", port: nil, path: "/x"))

@@ -76,8 +76,9 @@ struct LoginService: Sendable {
         let mobile = fields["mobile"] == "true"
         let clientState = options["state"]?.stringValue
         let clientMode = mobile || options["state_type"]?.stringValue == "client" || clientState == nil
+        let origin = page.origin
         let target = ResultDelivery.Target(
-            origin: page.origin, redirectURI: redirectURI, redirectType: fields["redirect_type"], userAgent: request.headers["user-agent"])
+            origin: origin, redirectURI: redirectURI, redirectType: fields["redirect_type"], userAgent: request.headers["user-agent"])
         func deliver(_ message: String, data: JSONValue = .null) -> HTTPResponse {
             ResultDelivery.respond(.error(message, data: data, state: clientState, provider: providerID), to: target)
         }
@@ -105,7 +106,7 @@ struct LoginService: Sendable {
             let verifierBytes = try? SecureRandom.bytes(32)
         else { return deliver("Internal error") }
         var state = LoginState(
-            appKey: app.key, provider: providerID, version: version.rawValue, origin: page.origin, redirectURI: redirectURI,
+            appKey: app.key, provider: providerID, version: version.rawValue, origin: origin, redirectURI: redirectURI,
             redirectType: fields["redirect_type"], mobile: mobile, clientState: clientState, clientMode: clientMode,
             responseType: keyset.responseType, codeVerifier: nil, nonce: nil, requestTokenSecret: nil, scopeOverride: nil,
             createdAt: Timestamp.now())

@@ -102,17 +102,28 @@ struct WebURL: Sendable, Hashable {
 
     /// `scheme://host[:port]`, the form `postMessage` targets and browsers send as Origin.
     var origin: String {
-        // Appended into one string of the right size: interpolation and `+` made three.
-        var origin = ""
-        origin.reserveCapacity(scheme.utf8.count + host.utf8.count + 9)
-        origin += scheme
-        origin += "://"
-        origin += host
-        if let port {
-            origin += ":"
-            origin += String(port)
+        // Written into the string's own storage: interpolation and appends made two or three
+        // allocations, twice per login.
+        var digits: [UInt8] = []
+        if let port { digits = Array(String(port).utf8) }
+        let length = scheme.utf8.count + 3 + host.utf8.count + (digits.isEmpty ? 0 : 1 + digits.count)
+        return String(unsafeUninitializedCapacity: length) { out in
+            var at = 0
+            func put(_ bytes: some Collection<UInt8>) {
+                for byte in bytes {
+                    out[at] = byte
+                    at += 1
+                }
+            }
+            put(scheme.utf8)
+            put("://".utf8)
+            put(host.utf8)
+            if !digits.isEmpty {
+                put(CollectionOfOne(UInt8(ascii: ":")))
+                put(digits)
+            }
+            return at
         }
-        return origin
     }
 
     /// True for schemes a redirect may go to: web pages and app-registered custom schemes,
