@@ -16,7 +16,7 @@ public enum PercentEncoding {
         guard utf8.contains(UInt8(ascii: "%")) || (plusAsSpace && utf8.contains(UInt8(ascii: "+"))) else {
             return String(decoding: utf8, as: UTF8.self)
         }
-        return decode(bytes: Array(utf8)[...], plusAsSpace: plusAsSpace)
+        return unescaped(utf8, plusAsSpace: plusAsSpace)
     }
 
     /// The same over bytes: query strings and form bodies are parsed without building a
@@ -28,13 +28,19 @@ public enum PercentEncoding {
             byte == UInt8(ascii: "%") || byte >= 0x80 || (plusAsSpace && byte == UInt8(ascii: "+"))
         }
         if isPlain { return String(decoding: utf8, as: UTF8.self) }
+        return utf8.withUnsafeBufferPointer { unescaped($0, plusAsSpace: plusAsSpace) }
+    }
+
+    /// Escapes (and `+`) decoded straight from the bytes in place; nil for a broken escape or
+    /// a result that is not UTF-8.
+    private static func unescaped(_ utf8: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
+        var index = 0
+        while index < utf8.count {
             let byte = utf8[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < utf8.endIndex, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+                guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 3
