@@ -45,6 +45,8 @@ public struct TemplateContext: Sendable {
 public enum Template {
     private static let base64Marker = Array("!BASE64".utf8)
     private static let openBrace = UInt8(ascii: "{")
+    /// The first byte of `base64Marker`.
+    private static let markerStart = UInt8(ascii: "!")
     private static let closeBrace = UInt8(ascii: "}")
 
     /// Renders `template`. Unknown names render as empty strings.
@@ -87,7 +89,8 @@ public enum Template {
         if let (name, isFlow) = soleReference(template) { return value(of: name, isFlow: isFlow, context, encoding) }
         // Many templates are plain text (`authorization_code`, an endpoint's URL): without a
         // brace or a `!` there is no markup, and no copy of the text is needed to find that out.
-        guard template.utf8.contains(where: { $0 == openBrace || $0 == base64Marker[0] }) else { return template }
+        var text = template
+        guard text.withUTF8({ $0.contains { $0 == openBrace || $0 == markerStart } }) else { return template }
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []

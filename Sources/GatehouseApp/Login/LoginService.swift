@@ -102,9 +102,7 @@ struct LoginService: Sendable {
             guard let preferred = definition.defaultVersion else { return deliver("\(providerID) has no browser login") }
             version = preferred
         }
-        guard let stateID = try? SecureRandom.identifier(), let nonce = try? SecureRandom.identifier(),
-            let verifierBytes = try? SecureRandom.bytes(32)
-        else { return deliver("Internal error") }
+        guard let stateID = try? SecureRandom.identifier(), let nonce = try? SecureRandom.identifier() else { return deliver("Internal error") }
         var state = LoginState(
             appKey: app.key, provider: providerID, version: version.rawValue, origin: origin, redirectURI: redirectURI,
             redirectType: fields["redirect_type"], mobile: mobile, clientState: clientState, clientMode: clientMode,
@@ -124,6 +122,7 @@ struct LoginService: Sendable {
         case .oauth2:
             guard let oauth2 = definition.normalisedOAuth2 else { return deliver("\(providerID) has no OAuth 2 login") }
             if let method = oauth2.pkce {
+                guard let verifierBytes = try? SecureRandom.bytes(32) else { return deliver("Internal error") }
                 let verifier = Base64URL.encode(verifierBytes)
                 state.codeVerifier = verifier
                 flow["code_verifier"] = verifier
