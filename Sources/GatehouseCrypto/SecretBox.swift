@@ -72,7 +72,8 @@ public struct SecretBox: Sendable {
         let nonce = UnsafeMutableRawBufferPointer(rebasing: out[1..<Self.nonceEnd])
         guard SecureRandom.fill(nonce) else { return .randomUnavailable(CryptoError.drainOpenSSLErrors()) }
         do throws(CryptoError) {
-            try gcm.seal(plaintext, nonce: UnsafeRawBufferPointer(nonce), aad: aad, into: UnsafeMutableRawBufferPointer(rebasing: out[Self.nonceEnd...]))
+            let sealed = UnsafeMutableRawBufferPointer(rebasing: out[Self.nonceEnd...])
+            try gcm.seal(plaintext, nonce: UnsafeRawBufferPointer(nonce), aad: aad, into: sealed)
         } catch {
             return error
         }
