@@ -187,6 +187,9 @@ extension LoginService {
         }
     }
 
+    /// Token answer fields a login result carries as they are, besides the endpoint's `extra`.
+    private static let copiedTokenFields = ["refresh_token", "id_token", "scope"]
+
     /// Calls a token endpoint and turns its answer into OAuth.io's result fields.
     /// `renew` rebuilds the request with the nonce a DPoP provider demanded (RFC 9449 §8): the
     /// call is made once more with it.
@@ -214,10 +217,15 @@ extension LoginService {
             return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(description))", data: data))
         }
         context.metrics.upstream.increment(provider, step, "ok")
-        var result: [String: JSONValue] = ["access_token": .string(accessToken)]
+        // Sized for the usual fields at once: growing from one member rehashed them twice.
+        var result = [String: JSONValue](minimumCapacity: 6 + extra.count)
+        result["access_token"] = .string(accessToken)
         result["token_type"] = fields["token_type"] ?? "Bearer"
         if let expires = TokenResponse.expiresIn(fields) { result["expires_in"] = .number(Double(expires)) }
-        for key in ["refresh_token", "id_token", "scope"] + extra {
+        for key in Self.copiedTokenFields {
+            if let value = fields[key] { result[key] = value }
+        }
+        for key in extra {
             if let value = fields[key] { result[key] = value }
         }
         if !endpoint.export.isEmpty {
