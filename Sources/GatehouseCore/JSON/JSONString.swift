@@ -25,8 +25,13 @@ public enum JSONString {
     /// The writer's own path, for every string of every JSON response and log line: working on
     /// UTF-8 bytes, straight into the buffer.
     static func append(_ text: String, to out: inout JSONOutput) {
-        var text = text
-        text.withUTF8 { append(utf8: $0, to: &out) }
+        // Borrowing the bytes where they are: a mutable copy for `withUTF8` cost a retain and
+        // a release (two atomic operations) per string.
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { append(utf8: $0, to: &out) }
+        if done == nil {
+            var text = text
+            text.withUTF8 { append(utf8: $0, to: &out) }
+        }
     }
 
     static func append(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {

@@ -113,8 +113,7 @@ extension JSONValue {
     }
 
     private static func sortPrefix(_ key: String) -> UInt64 {
-        var key = key
-        return key.withUTF8 { utf8 in
+        func prefix(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
             if utf8.count >= 8, let base = UnsafeRawPointer(utf8.baseAddress) {
                 return UInt64(bigEndian: base.loadUnaligned(as: UInt64.self))
             }
@@ -122,6 +121,10 @@ extension JSONValue {
             for index in 0..<8 { prefix = prefix << 8 | UInt64(index < utf8.count ? utf8[index] : 0) }
             return prefix
         }
+        // Borrowed in place when it can be, as `JSONString.append` does.
+        if let borrowed = key.utf8.withContiguousStorageIfAvailable(prefix) { return borrowed }
+        var key = key
+        return key.withUTF8(prefix)
     }
 
     /// Key order: UTF-8 byte order, which is code point order. `String.<` orders NFC text the
