@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import GatehouseCore
 
 /// Comparison whose running time does not depend on where the inputs differ, for secrets
 /// and tokens a caller presents.
@@ -13,9 +14,7 @@ public enum ConstantTime {
     /// nonces and codes are compared on every sign-in, and copying both into arrays cost
     /// two allocations each time.
     public static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { a in rhs.withUTF8 { b in equals(a, b) } }
+        lhs.withUTF8InPlace { a in rhs.withUTF8InPlace { b in equals(a, b) } }
     }
 
     private static func equals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import GatehouseCore
 
 /// Seals secrets at rest with AES-256-GCM under the master key.
 ///
@@ -33,10 +34,9 @@ public struct SecretBox: Sendable {
         // Built in place: the nonce, the ciphertext and the tag are written straight into the
         // sealed value rather than each into an array of its own and then copied.
         var failure: CryptoError?
-        var context = context
         let sealed = [UInt8](unsafeUninitializedCapacity: Self.overhead + plaintext.count) { buffer, initialised in
             failure = plaintext.withUnsafeBytes { input in
-                context.withUTF8 { aad in seal(input, aad: UnsafeRawBufferPointer(aad), into: UnsafeMutableRawBufferPointer(buffer)) }
+                context.withUTF8InPlace { aad in seal(input, aad: UnsafeRawBufferPointer(aad), into: UnsafeMutableRawBufferPointer(buffer)) }
             }
             // UInt8 needs no deinitialisation; nothing half-sealed is handed back.
             initialised = failure == nil ? buffer.count : 0
@@ -50,9 +50,8 @@ public struct SecretBox: Sendable {
         guard sealed.count >= Self.overhead, sealed[0] == Self.version else {
             throw .openFailed("not a sealed value of a known version")
         }
-        var context = context
         let opened = sealed.withUnsafeBytes { bytes in
-            context.withUTF8 { aad -> Result<[UInt8], CryptoError> in
+            context.withUTF8InPlace { aad -> Result<[UInt8], CryptoError> in
                 let tagStart = bytes.count - Self.tagLength
                 return Result { () throws(CryptoError) in
                     try gcm.open(

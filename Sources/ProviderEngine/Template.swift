@@ -89,8 +89,7 @@ public enum Template {
         if let (name, isFlow) = soleReference(template) { return value(of: name, isFlow: isFlow, context, encoding) }
         // Many templates are plain text (`authorization_code`, an endpoint's URL): without a
         // brace or a `!` there is no markup, and no copy of the text is needed to find that out.
-        var text = template
-        guard text.withUTF8({ $0.contains { $0 == openBrace || $0 == markerStart } }) else { return template }
+        guard template.withUTF8InPlace({ $0.contains { $0 == openBrace || $0 == markerStart } }) else { return template }
         let bytes = Array(template.utf8)
         guard bytes.contains(openBrace) || find(base64Marker, in: bytes, from: 0) != nil else { return template }
         var output: [UInt8] = []
@@ -151,8 +150,7 @@ public enum Template {
     /// Works on the contiguous bytes: every query and header value of every outbound request
     /// comes through here, and slicing the UTF8View cost more than the lookup that follows.
     private static func soleReference(_ template: String) -> (name: String, isFlow: Bool)? {
-        var template = template
-        return template.withUTF8 { utf8 -> (name: String, isFlow: Bool)? in
+        template.withUTF8InPlace { utf8 -> (name: String, isFlow: Bool)? in
             let count = utf8.count
             guard count >= 3, utf8[0] == openBrace, utf8[count - 1] == closeBrace else { return nil }
             let isFlow = utf8[1] == openBrace

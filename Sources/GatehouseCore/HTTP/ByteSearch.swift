@@ -33,16 +33,27 @@ extension StringProtocol {
     }
 }
 
+extension StringProtocol {
+    /// `body` over the UTF-8 where it lies. `withUTF8` needs a mutable copy, which costs a
+    /// retain and a release (two atomic operations) on every call; on request paths that ran
+    /// for every JSON string written and every header compared. Only text without contiguous
+    /// UTF-8 (a bridged string) is copied.
+    @inlinable
+    public func withUTF8InPlace<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = String(self)
+        return try copy.withUTF8(body)
+    }
+}
+
 extension String {
     /// Equality ignoring ASCII case, over contiguous bytes: header names are ASCII tokens,
     /// compared on every header lookup, where `lowercased()` would allocate and apply Unicode
     /// rules they do not need.
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        var lhs = self
-        var rhs = other
-        return lhs.withUTF8 { a in
-            rhs.withUTF8 { b in
+        return withUTF8InPlace { a in
+            other.withUTF8InPlace { b in
                 for index in 0..<a.count where a[index] != b[index] {
                     let folded = a[index] | 0x20
                     guard folded == b[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }

@@ -7,8 +7,7 @@ public enum PercentEncoding {
     /// `utf8` through unspecialised generic witnesses, one call per byte.
     @inlinable
     public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
-        var string = String(text)
-        return string.withUTF8 { decode(utf8: $0, plusAsSpace: plusAsSpace) }
+        text.withUTF8InPlace { decode(utf8: $0, plusAsSpace: plusAsSpace) }
     }
 
     /// The same over UTF-8 bytes anywhere in memory (a C string's, say), without a String first.
@@ -59,8 +58,7 @@ public enum PercentEncoding {
     /// signatures and JavaScript's `encodeURIComponent` consumers accept.
     @inlinable
     public static func encode(_ text: some StringProtocol) -> String {
-        var string = String(text)
-        return string.withUTF8 { encode(utf8: $0) }
+        text.withUTF8InPlace { encode(utf8: $0) }
     }
 
     @usableFromInline
@@ -99,8 +97,7 @@ public enum PercentEncoding {
 
     @usableFromInline
     static func append(_ text: String, to out: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { append(utf8: $0, to: &out) }
+        text.withUTF8InPlace { append(utf8: $0, to: &out) }
     }
 
     /// Copies each run of unreserved bytes in one go (values are mostly such runs) and

@@ -34,8 +34,7 @@ public enum Base64URL {
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         // One pass over contiguous UTF-8 with a lookup table: every JWS is decoded three
         // times per verification, and a generic walk over `utf8` cost more than the RSA check.
-        var string = String(text)
-        return string.withUTF8 { decode(bytes: $0) }
+        text.withUTF8InPlace { decode(bytes: $0) }
     }
 
     /// The same over UTF-8 bytes already in hand (the parts of a compact JWS).

@@ -10,8 +10,7 @@ public enum JSONString {
     /// Appends `text` quoted to `out`, for callers assembling bytes of their own (a popup
     /// page's script, a carrier's request body).
     public static func append(_ text: String, to out: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { append(utf8: $0, to: &out) }
+        text.withUTF8InPlace { append(utf8: $0, to: &out) }
     }
 
     /// Appends UTF-8 `bytes` quoted to `out`: text that is already bytes (a serialised JSON
@@ -25,13 +24,7 @@ public enum JSONString {
     /// The writer's own path, for every string of every JSON response and log line: working on
     /// UTF-8 bytes, straight into the buffer.
     static func append(_ text: String, to out: inout JSONOutput) {
-        // Borrowing the bytes where they are: a mutable copy for `withUTF8` cost a retain and
-        // a release (two atomic operations) per string.
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { append(utf8: $0, to: &out) }
-        if done == nil {
-            var text = text
-            text.withUTF8 { append(utf8: $0, to: &out) }
-        }
+        text.withUTF8InPlace { append(utf8: $0, to: &out) }
     }
 
     static func append(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {

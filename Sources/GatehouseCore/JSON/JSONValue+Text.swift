@@ -121,10 +121,7 @@ extension JSONValue {
             for index in 0..<8 { prefix = prefix << 8 | UInt64(index < utf8.count ? utf8[index] : 0) }
             return prefix
         }
-        // Borrowed in place when it can be, as `JSONString.append` does.
-        if let borrowed = key.utf8.withContiguousStorageIfAvailable(prefix) { return borrowed }
-        var key = key
-        return key.withUTF8(prefix)
+        return key.withUTF8InPlace(prefix)
     }
 
     /// Key order: UTF-8 byte order, which is code point order. `String.<` orders NFC text the

@@ -15,8 +15,8 @@ public struct RecordWriter: Sendable {
     }
 
     public mutating func append(_ text: String?) {
-        guard var text else { return appendVarint(0) }
-        text.withUTF8 { utf8 in
+        guard let text else { return appendVarint(0) }
+        text.withUTF8InPlace { utf8 in
             appendVarint(UInt64(utf8.count) + 1)
             bytes.append(contentsOf: utf8)
         }
