@@ -102,27 +102,14 @@ struct WebURL: Sendable, Hashable {
 
     /// `scheme://host[:port]`, the form `postMessage` targets and browsers send as Origin.
     var origin: String {
-        // Written into the string's own storage: interpolation and appends made two or three
-        // allocations, twice per login.
-        var digits: [UInt8] = []
-        if let port { digits = Array(String(port).utf8) }
-        let length = scheme.utf8.count + 3 + host.utf8.count + (digits.isEmpty ? 0 : 1 + digits.count)
-        return String(unsafeUninitializedCapacity: length) { out in
-            var at = 0
-            func put(_ bytes: some Collection<UInt8>) {
-                for byte in bytes {
-                    out[at] = byte
-                    at += 1
-                }
-            }
-            put(scheme.utf8)
-            put("://".utf8)
-            put(host.utf8)
-            if !digits.isEmpty {
-                put(CollectionOfOne(UInt8(ascii: ":")))
-                put(digits)
-            }
-            return at
+        // `:port` is at most six bytes, a small string with no allocation of its own; the rest
+        // is written into the result's storage (interpolation and appends made two or three).
+        let port = port.map { ":" + String($0) } ?? ""
+        return String(unsafeUninitializedCapacity: scheme.utf8.count + 3 + host.utf8.count + port.utf8.count) { out in
+            var at = out[...].initialize(fromContentsOf: scheme.utf8)
+            at = out[at...].initialize(fromContentsOf: "://".utf8)
+            at = out[at...].initialize(fromContentsOf: host.utf8)
+            return out[at...].initialize(fromContentsOf: port.utf8)
         }
     }
 
