@@ -31,9 +31,7 @@ extension StringProtocol {
         }
         return found ?? String(self).hasSuffixBytes(suffix)
     }
-}
 
-extension StringProtocol {
     /// `body` over the UTF-8 where it lies. `withUTF8` needs a mutable copy, which costs a
     /// retain and a release (two atomic operations) on every call; on request paths that ran
     /// for every JSON string written and every header compared. Only text without contiguous

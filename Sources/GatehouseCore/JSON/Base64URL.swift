@@ -3,9 +3,9 @@ public enum Base64URL {
     @usableFromInline
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Encodes bytes without `=` padding.
-    /// Written straight into the string's storage: an identifier is encoded several times
-    /// per login, and a byte array first cost an allocation and a copy each time.
+    /// Encodes bytes without `=` padding, straight into the string's storage: an identifier
+    /// is encoded several times per login, and a byte array first cost an allocation and a
+    /// copy each time.
     @inlinable
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { out in
