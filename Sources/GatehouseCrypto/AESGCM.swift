@@ -125,20 +125,6 @@ public enum AESGCM {
             self.key = key
         }
 
-        func seal(_ plaintext: [UInt8], nonce: [UInt8], aad: [UInt8]) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) {
-            let context = try take(failure: CryptoError.sealFailed)
-            let sealed = try context.seal(plaintext, nonce: nonce, aad: aad)
-            giveBack(context)
-            return sealed
-        }
-
-        func open(_ ciphertext: [UInt8], nonce: [UInt8], aad: [UInt8], tag: [UInt8]) throws(CryptoError) -> [UInt8] {
-            let context = try take(failure: CryptoError.openFailed)
-            let plaintext = try context.open(ciphertext, nonce: nonce, aad: aad, tag: tag)
-            giveBack(context)
-            return plaintext
-        }
-
         /// `Context.seal(_:nonce:aad:into:)` on one of this key's contexts.
         func seal(
             _ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,

@@ -53,6 +53,28 @@ struct AESGCMTests {
     }
 }
 
+/// The array form of `Keyed`'s operations, as these tests call them; `SecretBox`, the one
+/// caller in the product, passes borrowed bytes.
+extension AESGCM.Keyed {
+    fileprivate func seal(_ plaintext: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> (ciphertext: [UInt8], tag: [UInt8]) {
+        var sealed = [UInt8](repeating: 0, count: plaintext.count + AESGCM.tagLength)
+        try plaintext.withUnsafeBytes { input in
+            try nonce.withUnsafeBytes { nonce in
+                try aad.withUnsafeBytes { aad in try sealed.withUnsafeMutableBytes { try seal(input, nonce: nonce, aad: aad, into: $0) } }
+            }
+        }
+        return (Array(sealed[..<plaintext.count]), Array(sealed[plaintext.count...]))
+    }
+
+    fileprivate func open(_ ciphertext: [UInt8], nonce: [UInt8], aad: [UInt8], tag: [UInt8]) throws -> [UInt8] {
+        try ciphertext.withUnsafeBytes { ciphertext in
+            try nonce.withUnsafeBytes { nonce in
+                try aad.withUnsafeBytes { aad in try tag.withUnsafeBytes { try open(ciphertext, nonce: nonce, aad: aad, tag: $0) } }
+            }
+        }
+    }
+}
+
 /// A counter the concurrent test's workers share.
 private final class Counter: @unchecked Sendable {
     private let lock = DispatchQueue(label: "aesgcm-test-counter")
