@@ -62,7 +62,7 @@ let package = Package(
 
         // Helpers shared by the test targets: raw sockets, a process runner, temporary dirs.
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport", swiftSettings: strictSettings),
-        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"], swiftSettings: strictSettings),
+        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "GatehouseCryptoTests", dependencies: ["GatehouseCrypto", "GatehouseCore", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "CarrierTests", dependencies: ["Carrier", "Compression", "GatehouseCore", "GatehouseCrypto", "GatehouseTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "ProviderEngineTests", dependencies: ["ProviderEngine", "GatehouseCore", "GatehouseCrypto", "Carrier", "JOSE"], swiftSettings: strictSettings),

@@ -45,7 +45,7 @@ extension CarrierDefinitionReader {
         defects.append(CarrierDefect(path: base + path, message: message))
     }
 
-    mutating func object(_ value: JSONValue, _ path: String, keys: Set<String>?) -> [String: JSONValue]? {
+    mutating func object(_ value: JSONValue, _ path: String, keys: Set<String>?) -> JSONObject? {
         guard let object = value.objectValue else {
             defect(path, "must be an object")
             return nil

@@ -28,7 +28,7 @@ extension CarrierDefinitionReader {
         return operation(object, path, current: true)
     }
 
-    mutating func operation(_ object: [String: JSONValue], _ path: String, current: Bool) -> CarrierValue? {
+    mutating func operation(_ object: JSONObject, _ path: String, current: Bool) -> CarrierValue? {
         // Byte sources without "op" (key material): {"utf8": …}, {"hex": …}, {"base64": …},
         // {"md5hex": …}, {"slice": {…}}, {"pad": {…}}.
         if object["op"] == nil {

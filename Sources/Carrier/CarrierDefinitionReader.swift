@@ -282,7 +282,7 @@ public struct CarrierDefinitionReader {
         return PhoneSpec(selector: selector, decrypt: decrypt, then: then)
     }
 
-    mutating func pathSelector(_ object: [String: JSONValue], _ path: String) -> Selector? {
+    mutating func pathSelector(_ object: JSONObject, _ path: String) -> Selector? {
         guard let text = requiredString(object["path"], path + "/path") else { return nil }
         let ci = object["ci"].flatMap { bool($0, path + "/ci") } ?? false
         guard let segments = Self.jsonPath(text) else {

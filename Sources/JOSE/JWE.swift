@@ -82,7 +82,7 @@ public enum JWE {
         _ plaintext: [UInt8], to key: RSACipherKey, keyID: String?, alg: KeyAlgorithm, enc: ContentAlgorithm, contentType: String? = nil
     ) throws(JOSEError) -> String {
         guard key.bits >= 2048 else { throw .invalidKey("RSA-OAEP needs a key of 2048 bits or more") }
-        var header: [String: JSONValue] = ["alg": .string(alg.rawValue), "enc": .string(enc.rawValue)]
+        var header: JSONObject = ["alg": .string(alg.rawValue), "enc": .string(enc.rawValue)]
         if let keyID { header["kid"] = .string(keyID) }
         if let contentType { header["cty"] = .string(contentType) }
         let protected = Base64URL.encode(JSONValue.object(header).serialized())

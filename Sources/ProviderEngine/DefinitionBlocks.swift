@@ -186,7 +186,7 @@ public struct RequestObjectRule: Sendable, Hashable {
     public var query: [String]
     /// Claims added to the authorize parameters, JSON as written (string values are templates):
     /// where a provider wants a boolean or a number, which the query cannot carry.
-    public var claims: [String: JSONValue]
+    public var claims: JSONObject
     /// Set for a provider that takes its request objects only encrypted to the key it publishes
     /// (RFC 9101 §6.1): the signed object becomes the content of a JWE.
     public var encryption: RequestObjectEncryption?
@@ -194,7 +194,7 @@ public struct RequestObjectRule: Sendable, Hashable {
     public static let defaultQuery = ["client_id", "response_type", "scope"]
 
     public init(
-        algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: [String: JSONValue] = [:],
+        algorithm: String? = nil, audience: String? = nil, query: [String] = defaultQuery, claims: JSONObject = [:],
         encryption: RequestObjectEncryption? = nil
     ) {
         self.algorithm = algorithm
@@ -245,7 +245,7 @@ public struct TokenProof: Sendable, Hashable {
     }
 
     /// Whether the app's keyset switches the proof on (`true` or `"true"`).
-    public func isEnabled(_ keyset: [String: JSONValue]) -> Bool {
+    public func isEnabled(_ keyset: JSONObject) -> Bool {
         switch keyset[enabledBy] {
         case .bool(true)?: return true
         case .string(let text)?: return ["true", "1", "yes"].contains(text.lowercased())

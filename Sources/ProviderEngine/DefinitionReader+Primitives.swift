@@ -7,7 +7,7 @@ extension DefinitionReader {
         defects.append(DefinitionDefect(path: path, message: message))
     }
 
-    mutating func object(_ value: JSONValue, at path: String, keys: Set<String>) -> [String: JSONValue]? {
+    mutating func object(_ value: JSONValue, at path: String, keys: Set<String>) -> JSONObject? {
         guard let object = value.objectValue else {
             defect(path, "must be an object")
             return nil

@@ -6,8 +6,8 @@ public import GatehouseCore
 public enum ProfileEvaluator {
     /// The unified profile for `document`: every mapped field that is not empty, then
     /// `email_verified` by the provider's policy, then `raw` (the document untouched).
-    public static func profile(_ mapping: ProfileMapping, document: JSONValue, exports: [String: JSONValue] = [:]) -> [String: JSONValue] {
-        var profile: [String: JSONValue] = [:]
+    public static func profile(_ mapping: ProfileMapping, document: JSONValue, exports: JSONObject = [:]) -> JSONObject {
+        var profile: JSONObject = [:]
         for (name, expression) in mapping.fields {
             if let value = evaluate(expression, document: document, exports: exports), !isEmpty(value) {
                 profile[name] = value
@@ -26,12 +26,12 @@ public enum ProfileEvaluator {
     }
 
     /// The exports a step declares, evaluated over its body; empty values are left out.
-    public static func exports(of step: ProfileStep, body: JSONValue, into exports: inout [String: JSONValue]) {
+    public static func exports(of step: ProfileStep, body: JSONValue, into exports: inout JSONObject) {
         Self.exports(step.export, body: body, into: &exports)
     }
 
     /// `export` evaluated over `body`; empty values are left out.
-    public static func exports(_ export: [String: ProfileExpression], body: JSONValue, into exports: inout [String: JSONValue]) {
+    public static func exports(_ export: [String: ProfileExpression], body: JSONValue, into exports: inout JSONObject) {
         for (name, expression) in export {
             if let value = evaluate(expression, document: body, exports: exports), !isEmpty(value) { exports[name] = value }
         }
@@ -44,7 +44,7 @@ public enum ProfileEvaluator {
         return isTrue(value)
     }
 
-    public static func filtered(_ profile: [String: JSONValue], keeping names: [String]) -> [String: JSONValue] {
+    public static func filtered(_ profile: JSONObject, keeping names: [String]) -> JSONObject {
         let wanted = Set(names)
         return profile.filter { wanted.contains($0.key) || $0.key == "raw" }
     }
@@ -61,7 +61,7 @@ public enum ProfileEvaluator {
         return value
     }
 
-    public static func evaluate(_ expression: ProfileExpression, document: JSONValue, exports: [String: JSONValue] = [:]) -> JSONValue? {
+    public static func evaluate(_ expression: ProfileExpression, document: JSONValue, exports: JSONObject = [:]) -> JSONValue? {
         func run(_ inner: ProfileExpression) -> JSONValue? {
             evaluate(inner, document: document, exports: exports)
         }
@@ -111,7 +111,7 @@ public enum ProfileEvaluator {
             guard let then else { return found }
             return then.resolve(in: found, exports: exports).flatMap(Self.absentIfNull)
         case .object(let members):
-            var object: [String: JSONValue] = [:]
+            var object: JSONObject = [:]
             for (name, member) in members {
                 if let value = run(member), !isEmpty(value) { object[name] = value }
             }

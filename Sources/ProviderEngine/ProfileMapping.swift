@@ -93,7 +93,7 @@ public indirect enum ProfileExpression: Sendable, Hashable {
     /// `{"template": "https://x.example/{login}"}`: text with paths in braces; absent if any is.
     case template([TemplatePiece])
     /// `{"map": {"male": 0}, "from": e, "default": x}`: an enumeration.
-    case map(ProfileExpression, table: [String: JSONValue], fallback: JSONValue?)
+    case map(ProfileExpression, table: JSONObject, fallback: JSONValue?)
     /// `{"date": ["MM/DD/YYYY", "YYYY-MM-DD"], "from": e}`: `{day, month, year}` with the parts present.
     case date(ProfileExpression, patterns: [DatePattern])
     /// `{"string": e}`: numbers and booleans as text.
@@ -105,7 +105,7 @@ public indirect enum ProfileExpression: Sendable, Hashable {
     case split(ProfileExpression, separator: String, index: Int, rest: Bool)
     /// `{"find": e, "where": {"primary": true}, "then": "email"}`: the first array element
     /// whose members equal `where`, then an optional path inside it.
-    case find(ProfileExpression, matching: [String: JSONValue], then: ProfilePath?)
+    case find(ProfileExpression, matching: JSONObject, then: ProfilePath?)
     /// `{"object": {"business": e}}`: an object of the non-empty values.
     case object([String: ProfileExpression])
 
@@ -181,7 +181,7 @@ public struct ProfilePath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value at this path, or nil when any step is missing or of the wrong kind.
-    public func resolve(in document: JSONValue, exports: [String: JSONValue] = [:]) -> JSONValue? {
+    public func resolve(in document: JSONValue, exports: JSONObject = [:]) -> JSONValue? {
         var current: JSONValue
         if let export {
             guard let value = exports[export] else { return nil }
@@ -244,7 +244,7 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
     /// `{day, month, year}` (numbers, only the parts the pattern has) if `text` fits exactly.
     func parse(_ text: String) -> JSONValue? {
         var rest = Substring(text)
-        var result: [String: JSONValue] = [:]
+        var result: JSONObject = [:]
         for token in tokens {
             switch token {
             case .literal(let character):

@@ -238,7 +238,7 @@ struct ProfileReader {
         }
     }
 
-    private mutating func from(_ object: [String: JSONValue], at path: String) -> ProfileExpression? {
+    private mutating func from(_ object: JSONObject, at path: String) -> ProfileExpression? {
         guard let value = object["from"] else { return invalid(path + "/from", "required") }
         return expression(value, at: path + "/from")
     }

@@ -3,11 +3,11 @@ public import GatehouseCore
 /// Values a template can refer to: `{name}` reads the app's keyset (only parameters the
 /// provider declares), `{{name}}` reads the flow (state, callback, code, token, ...).
 public struct TemplateContext: Sendable {
-    public var keyset: [String: JSONValue]
+    public var keyset: JSONObject
     public var parameters: [String: Parameter]
     public var flow: [String: String]
 
-    public init(keyset: [String: JSONValue] = [:], parameters: [String: Parameter] = [:], flow: [String: String] = [:]) {
+    public init(keyset: JSONObject = [:], parameters: [String: Parameter] = [:], flow: [String: String] = [:]) {
         self.keyset = keyset
         self.parameters = parameters
         self.flow = flow

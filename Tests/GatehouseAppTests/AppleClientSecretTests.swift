@@ -105,7 +105,7 @@ struct AppleClientSecretTests {
 @Suite("Apple real_user_status policy")
 struct AppleRealUserStatusTests {
     func claims(_ status: Int?) throws -> JWTClaims {
-        var raw: [String: JSONValue] = ["iss": "https://appleid.apple.com", "aud": "com.example.app", "sub": "001.a.1"]
+        var raw: JSONObject = ["iss": "https://appleid.apple.com", "aud": "com.example.app", "sub": "001.a.1"]
         if let status { raw["real_user_status"] = .number(Double(status)) }
         return try JWTClaims(json: .object(raw))
     }

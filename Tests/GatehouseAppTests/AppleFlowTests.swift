@@ -37,7 +37,7 @@ struct AppleBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed")
         }
-        var parameters: [String: JSONValue] = [
+        var parameters: JSONObject = [
             "client_id": .string(MockApple.servicesID), "services_id": .string(MockApple.servicesID),
             "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
             "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),

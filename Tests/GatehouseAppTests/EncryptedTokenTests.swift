@@ -15,12 +15,12 @@ struct EncryptedTokenTests {
         let openssl = try OpenSSLTool()
         let encryptionKey = try openssl.makeRSAKey("enc.pem")
         let signingKey = try openssl.makeP256Key("sig.pem")
-        func keyset(_ parameters: [String: JSONValue]) async throws {
+        func keyset(_ parameters: JSONObject) async throws {
             let body = JSONValue.object(["parameters": .object(parameters), "response_type": "both"]).jsonText
             let saved = try await bench.gateway.send("PUT", "/api/admin/apps/\(bench.key)/keysets/mockenc", body: body)
             #expect(saved.status == 200, "\(saved.body)")
         }
-        let base: [String: JSONValue] = ["client_id": "client-1", "client_secret": "secret-1", "key_id": "app-sig-1"]
+        let base: JSONObject = ["client_id": "client-1", "client_secret": "secret-1", "key_id": "app-sig-1"]
         try await keyset(base.merging(["encryption_key": .string(encryptionKey), "private_key": .string(signingKey)]) { $1 })
 
         let jwksURL = bench.base + "/auth/mockenc/jwks?k=\(bench.key)"

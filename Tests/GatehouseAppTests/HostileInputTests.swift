@@ -151,7 +151,7 @@ struct HostileInputTests {
                 body = form(names)
                 headers.append("Content-Type: application/x-www-form-urlencoded")
             } else {
-                var object: [String: JSONValue] = ["key": .string(key), "secret": .string(secret)]
+                var object: JSONObject = ["key": .string(key), "secret": .string(secret)]
                 for name in names where Bool.random(using: &generator) { object[name] = .string(value()) }
                 body = String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
                 headers.append("Content-Type: application/json")

@@ -44,7 +44,7 @@ struct LoginRecordsTests {
 
     @Test("a code record keeps the exact answer of /auth/access_token; the JSON form of earlier versions gives the same answer")
     func codeAnswer() throws {
-        let result: [String: JSONValue] = ["access_token": "at", "refresh_token": "rt", "expires_in": 3600]
+        let result: JSONObject = ["access_token": "at", "refresh_token": "rt", "expires_in": 3600]
         let code = LoginCode(appKey: "app-key-0123456789abcdefgh", provider: "benchmock", clientState: "s1", result: result)
         let read = try #require(LoginCode(record: code.record))
         #expect(read.appKey == "app-key-0123456789abcdefgh")

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseTestSupport
 import Testing
 
 @Suite("Encodings")
@@ -176,15 +177,8 @@ struct EncodingTests {
 
     @Test("random documents survive writing and parsing unchanged (fixed seed)")
     func jsonRoundTrips() {
-        // SplitMix64: deterministic, so a failure names a reproducible document.
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
+        var random = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15)
+        func next(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
         let pieces = ["a", "Zz09", "\"", "\\", "\n", "\u{01}", "\u{1F}", "<", ">", "&", "/", "\u{2028}", "\u{2029}", "é", "😀", "\u{7F}", "\u{E2}"]
         func text() -> String { (0..<next(40)).map { _ in pieces[next(pieces.count)] }.joined() }
         func value(_ depth: Int) -> JSONValue {
@@ -195,7 +189,7 @@ struct EncodingTests {
             case 3, 4: return .string(text())
             case 5: return .array((0..<next(5)).map { _ in value(depth + 1) })
             default:
-                var members: [String: JSONValue] = [:]
+                var members: JSONObject = [:]
                 for _ in 0..<next(6) { members[text()] = value(depth + 1) }
                 return .object(members)
             }
@@ -259,7 +253,7 @@ struct EncodingTests {
 
     @Test("an object with members added serialises as the merged object would, an added name replacing a member")
     func serializedObjectAdding() {
-        let members: [String: JSONValue] = ["b": 1, "d": ["x": true], "é": "v", "access_token": "t"]
+        let members: JSONObject = ["b": 1, "d": ["x": true], "é": "v", "access_token": "t"]
         let cases: [[(name: String, value: JSONValue)]] = [
             [], [("a", .null)], [("z", "last")], [("c", 2), ("a", "first"), ("e", [])], [("b", "replaced"), ("state", .null)],
             [("d", [:]), ("b", .null), ("é", 3), ("access_token", "u")],
@@ -268,7 +262,7 @@ struct EncodingTests {
             var merged = members
             for (name, value) in extra { merged[name] = value }
             #expect(JSONValue.serializedObject(members, adding: extra) == JSONValue.object(merged).serialized(), "\(extra)")
-            var added: [String: JSONValue] = [:]
+            var added: JSONObject = [:]
             for (name, value) in extra { added[name] = value }
             #expect(JSONValue.serializedObject([:], adding: extra) == JSONValue.object(added).serialized())
         }

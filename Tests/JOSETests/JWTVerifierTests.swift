@@ -20,14 +20,14 @@ struct JWTVerifierTests {
         ])
     }
 
-    static let standardClaims: [String: JSONValue] = [
+    static let standardClaims: JSONObject = [
         "iss": "https://issuer.example", "aud": "client-1", "sub": "user-1",
         "iat": .number(Double(now - 10)), "exp": .number(Double(now + 600)), "nonce": "n-0S6_WzA2Mj",
         "email": "user@example.com", "email_verified": "true", "locale": "en",
     ]
 
     /// A token from `key` under `kid` with the standard claims, changed by `edit`.
-    func token(kid: String? = "k1", key: PrivateKey? = nil, _ edit: (inout [String: JSONValue]) -> Void = { _ in }) throws -> String {
+    func token(kid: String? = "k1", key: PrivateKey? = nil, _ edit: (inout JSONObject) -> Void = { _ in }) throws -> String {
         var claims = Self.standardClaims
         edit(&claims)
         let header = kid.map { #"{"alg":"ES256","kid":"\#($0)"}"# } ?? #"{"alg":"ES256"}"#

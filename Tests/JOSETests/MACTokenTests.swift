@@ -10,7 +10,7 @@ struct MACTokenTests {
     let verifier = JWTVerifier(issuer: "https://issuer.example", audience: "client-1", now: { MACTokenTests.now })
 
     static func token(_ header: String = #"{"alg":"HS256","typ":"JWT"}"#, secret: [UInt8] = secret, algorithm: MACAlgorithm = .hs256) throws -> String {
-        let claims: [String: JSONValue] = [
+        let claims: JSONObject = [
             "iss": "https://issuer.example", "aud": "client-1", "sub": "user-1", "nonce": "n-1",
             "iat": .number(Double(now - 10)), "exp": .number(Double(now + 600)),
         ]

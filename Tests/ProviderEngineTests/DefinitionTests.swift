@@ -368,7 +368,7 @@ struct DefinitionTests {
         }
         #expect(named > 0, "some shipped request endpoint needs a flow value (instance_url and the like)")
         // Tenant issuers come from the keyset, through defaults that may name other defaults.
-        let tenants: [(String, [String: JSONValue], String)] = [
+        let tenants: [(String, JSONObject, String)] = [
             ("pingaic", ["domain": "openam-acme.forgeblocks.com"], "https://openam-acme.forgeblocks.com/am/oauth2/realms/root/realms/alpha"),
             ("pingaic", ["domain": "id.acme.example", "realm": "bravo"], "https://id.acme.example/am/oauth2/realms/root/realms/bravo"),
             ("sapias", ["tenant": "acme"], "https://acme.accounts.ondemand.com"),

@@ -17,7 +17,7 @@ private func defects(_ profile: String) -> [String] {
     return []
 }
 
-private func evaluate(_ expression: String, _ document: String, exports: [String: JSONValue] = [:]) throws -> JSONValue? {
+private func evaluate(_ expression: String, _ document: String, exports: JSONObject = [:]) throws -> JSONValue? {
     let parsed = try #require(try mapping(#"{"fields":{"x":\#(expression)}}"#).get())
     let compiled = try #require(parsed.fields["x"])
     return ProfileEvaluator.evaluate(compiled, document: json(document), exports: exports)
@@ -31,8 +31,8 @@ private let repositoryRoot: String = {
 }()
 
 /// Runs a mapping the way `me` does, over recorded bodies (nil: an optional step that failed).
-private func run(_ mapping: ProfileMapping, bodies: [JSONValue?]) -> [String: JSONValue] {
-    var exports: [String: JSONValue] = [:]
+private func run(_ mapping: ProfileMapping, bodies: [JSONValue?]) -> JSONObject {
+    var exports: JSONObject = [:]
     for (step, body) in zip(mapping.steps, bodies) {
         if let body { ProfileEvaluator.exports(of: step, body: body, into: &exports) }
     }
@@ -121,7 +121,7 @@ struct ProfileMappingTests {
             """#).get())
         #expect(parsed.document == 1)
         #expect(parsed.steps[1].query == ["user": "{{user}}", "v": "{{today}}"])
-        var exports: [String: JSONValue] = [:]
+        var exports: JSONObject = [:]
         ProfileEvaluator.exports(of: parsed.steps[0], body: json(#"{"ok":true,"user_id":"U123"}"#), into: &exports)
         #expect(exports == ["user": "U123"])
         let rendered = Template.render(parsed.steps[1].query["user"] ?? "", TemplateContext(flow: ["user": ProfileEvaluator.flowValue(exports["user"] ?? .null) ?? ""]))

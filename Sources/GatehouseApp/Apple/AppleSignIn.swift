@@ -18,7 +18,7 @@ struct AppleSignIn: Sendable {
 
     /// Every audience the app accepts: its bundle ids (`client_ids`), its Services ID and the
     /// keyset's `client_id`.
-    static func audiences(_ keyset: [String: JSONValue]) -> [String] {
+    static func audiences(_ keyset: JSONObject) -> [String] {
         // Runs per sign-in over a handful of ids: a linear duplicate check and a byte-level
         // split cost less than a Set and a walk over Characters.
         var result: [String] = []
@@ -44,8 +44,8 @@ struct AppleSignIn: Sendable {
     }
 
     /// The keyset with `client_id` set to `clientID` and a fresh `client_secret` for it.
-    func prepared(_ keyset: [String: JSONValue], definition: ProviderDefinition, clientID: String? = nil) async throws(AppleError)
-        -> [String: JSONValue]
+    func prepared(_ keyset: JSONObject, definition: ProviderDefinition, clientID: String? = nil) async throws(AppleError)
+        -> JSONObject
     {
         var parameters = keyset
         let client = clientID ?? keyset["services_id"]?.stringValue ?? keyset["client_id"]?.stringValue ?? ""
@@ -97,7 +97,7 @@ struct AppleSignIn: Sendable {
     /// The app's optional `minimum_real_user_status` policy (apple.md §2: 0 unsupported,
     /// 1 unknown, 2 likely real). The default, 0, blocks nobody: Apple itself says not to
     /// block on 1, and web sign-ins carry no status at all, so a missing claim passes.
-    static func checkRealUserStatus(_ claims: JWTClaims, keyset: [String: JSONValue]) throws(AppleError) {
+    static func checkRealUserStatus(_ claims: JWTClaims, keyset: JSONObject) throws(AppleError) {
         let minimum: Int
         switch keyset["minimum_real_user_status"] {
         case .string(let text)?: minimum = Int(text) ?? 0
@@ -114,7 +114,7 @@ struct AppleSignIn: Sendable {
     /// only from the signed token: the `user` JSON is unsigned (apple.md §4).
     static func profile(_ claims: JWTClaims, name: PersonName?) -> JSONValue {
         // Sized for every member it may get, so adding them never regrows it.
-        var profile = [String: JSONValue](minimumCapacity: 7)
+        var profile = JSONObject(minimumCapacity: 7)
         profile["id"] = .string(claims.sub ?? "")
         if let email = claims.email, !email.isEmpty {
             profile["email"] = .string(email)

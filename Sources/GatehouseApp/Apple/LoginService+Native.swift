@@ -38,7 +38,7 @@ extension LoginService {
                 identityToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: fields["nonce"],
                 authorizationCode: code)
             try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
-            var credentials: [String: JSONValue] = ["id_token": .string(identityToken)]
+            var credentials: JSONObject = ["id_token": .string(identityToken)]
             if let code {
                 credentials = try await exchangeNativeCode(code, claims: claims, definition: definition, keyset: keyset.parameters)
             }
@@ -63,8 +63,8 @@ extension LoginService {
     /// Exchanges a device's authorization code. The client_id is the identity token's
     /// audience (the bundle id the code was issued to), and no redirect_uri is sent.
     private func exchangeNativeCode(
-        _ code: String, claims: JWTClaims, definition: ProviderDefinition, keyset: [String: JSONValue]
-    ) async throws(AppleError) -> [String: JSONValue] {
+        _ code: String, claims: JWTClaims, definition: ProviderDefinition, keyset: JSONObject
+    ) async throws(AppleError) -> JSONObject {
         guard let oauth2 = definition.normalisedOAuth2 else { throw .configuration("the apple definition has no token endpoint") }
         let parameters = try await apple.prepared(keyset, definition: definition, clientID: claims.aud.first)
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["code": code])

@@ -122,8 +122,8 @@ enum KeysetCommands {
     }
 
     /// `NAME=VALUE` pairs; a name given twice becomes a list, as scopes usually are.
-    static func parseParameters(_ pairs: [String]) -> [String: JSONValue]? {
-        var result: [String: JSONValue] = [:]
+    static func parseParameters(_ pairs: [String]) -> JSONObject? {
+        var result: JSONObject = [:]
         for pair in pairs {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else { return nil }
             let name = String(pair[..<equals])

@@ -55,7 +55,7 @@ extension LoginService {
             ])
             guard let accessToken = try? await rememberNativeSession(NativeSession(appKey: caller.app.key, provider: provider, profile: profile))
             else { return .error(503, "store_unavailable", "the store is unavailable") }
-            let credentials: [String: JSONValue] = [
+            let credentials: JSONObject = [
                 "access_token": .string(accessToken), "token_type": "bearer", "expires_in": .number(Double(Self.nativeSessionSeconds)),
                 "user": profile,
             ]

@@ -49,7 +49,7 @@ final class ClientAssertionSigner: Sendable {
         }
         let key = try keys.key(templates.keysetValue("private_key"), parameter: "private_key")
         let algorithm = try Self.algorithm(name, for: key.kind)
-        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": .string(type)]
+        var header: JSONObject = ["alg": .string(algorithm.rawValue), "typ": .string(type)]
         let keyID = templates.keysetValue("key_id")
         if !keyID.isEmpty { header["kid"] = .string(keyID) }
         do {
@@ -73,13 +73,13 @@ final class ClientAssertionSigner: Sendable {
 
 extension PrivateKey {
     /// `header` and `claims` as a compact JWS (RFC 7515 §7.1) signed under `algorithm`.
-    func compactJWS(header: [String: JSONValue], claims: JSONValue, algorithm: SignatureAlgorithm) throws(CryptoError) -> String {
+    func compactJWS(header: JSONObject, claims: JSONValue, algorithm: SignatureAlgorithm) throws(CryptoError) -> String {
         let input = Self.signingInput(header: header, claims: claims)
         return input + "." + Base64URL.encode(try sign(message: Array(input.utf8), algorithm: algorithm))
     }
 
     /// The first two parts of a compact JWS, which its signature covers.
-    static func signingInput(header: [String: JSONValue], claims: JSONValue) -> String {
+    static func signingInput(header: JSONObject, claims: JSONValue) -> String {
         Base64URL.encode(JSONValue.object(header).serialized()) + "." + Base64URL.encode(claims.serialized())
     }
 }

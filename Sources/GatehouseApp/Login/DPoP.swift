@@ -25,12 +25,12 @@ final class DPoPSigner: Sendable {
         }
         guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }
         let target = url.prefix { $0 != "?" && $0 != "#" }
-        var claims: [String: JSONValue] = [
+        var claims: JSONObject = [
             "jti": .string(jti), "htm": .string(method.uppercased()), "htu": .string(String(target)), "iat": .number(Double(Timestamp.now())),
         ]
         if let accessToken { claims["ath"] = .string(Base64URL.encode(Digest.sha256(Array(accessToken.utf8)))) }
         if let nonce { claims["nonce"] = .string(nonce) }
-        let header: [String: JSONValue] = ["typ": "dpop+jwt", "alg": .string(algorithm.rawValue), "jwk": jwk]
+        let header: JSONObject = ["typ": "dpop+jwt", "alg": .string(algorithm.rawValue), "jwk": jwk]
         do {
             return try key.compactJWS(header: header, claims: .object(claims), algorithm: algorithm)
         } catch {

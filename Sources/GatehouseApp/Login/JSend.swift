@@ -33,7 +33,7 @@ enum JSend {
 struct RequestFields: Sendable {
     /// A JSON body's members. Kept as parsed, not copied into `query` or `form`: rehashing every
     /// member into a second dictionary cost more than the lookups that follow.
-    private let object: [String: JSONValue]
+    private let object: JSONObject
     /// The query's fields, then a form body's, in arrival order. Kept as lists and searched
     /// in place: a request has a handful of fields, and hashing each into a dictionary cost
     /// more than the lookups it saved.
@@ -41,7 +41,7 @@ struct RequestFields: Sendable {
     private let form: [FormField]
 
     init(_ request: HTTPRequest) {
-        var object: [String: JSONValue] = [:]
+        var object: JSONObject = [:]
         var form: [FormField] = []
         if request.method == "POST" {
             if request.contentType.hasSuffixBytes("json"), let parsed = JSONValue.parse(request.body)?.objectValue {

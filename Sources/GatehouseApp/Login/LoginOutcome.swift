@@ -13,7 +13,7 @@ struct LoginOutcome: Sendable {
     var clientState: String?
     var provider: String
 
-    static func success(_ data: [String: JSONValue], state: String?, provider: String) -> LoginOutcome {
+    static func success(_ data: JSONObject, state: String?, provider: String) -> LoginOutcome {
         LoginOutcome(status: .success, data: .object(data), message: nil, clientState: state, provider: provider)
     }
 

@@ -116,7 +116,7 @@ struct LoginCode: Sendable {
     var appKey: String
     var answer: [UInt8]
 
-    init(appKey: String, provider: String, clientState: String?, result: [String: JSONValue]) {
+    init(appKey: String, provider: String, clientState: String?, result: JSONObject) {
         self.appKey = appKey
         answer = JSONValue.serializedObject(
             result, adding: [("state", clientState.map(JSONValue.string) ?? .null), ("provider", .string(provider))])

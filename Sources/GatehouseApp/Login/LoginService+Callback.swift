@@ -48,7 +48,7 @@ extension LoginService {
         if let scope = state.scopeOverride { parameters["scope"] = .string(scope) }
         let callback = callback(
             for: definition, version: OAuthVersion(rawValue: state.version) ?? .oauth2, stateID: stateID)
-        var result: [String: JSONValue]
+        var result: JSONObject
         if state.version == OAuthVersion.oauth1.rawValue {
             guard let oauth1 = definition.normalisedOAuth1 else { return failure("\(provider) has no OAuth 1 login") }
             guard let token = fields["oauth_token"] else { return failure("unable to find the oauth_token") }
@@ -70,7 +70,7 @@ extension LoginService {
         } else {
             guard let oauth2 = definition.normalisedOAuth2 else { return failure("\(provider) has no OAuth 2 login") }
             if fields["error"] != nil || fields["error_description"] != nil {
-                var data: [String: JSONValue] = ["error": .string(fields["error"] ?? "error")]
+                var data: JSONObject = ["error": .string(fields["error"] ?? "error")]
                 if let uri = fields["error_uri"] { data["error_uri"] = .string(uri) }
                 return failure(fields["error_description"] ?? Self.standardErrorText(fields["error"]), .object(data))
             }
@@ -147,7 +147,7 @@ extension LoginService {
     /// What the browser gets: in client mode the credentials (without the refresh token);
     /// with an app-supplied state a one-time code, plus the credentials unless the app is
     /// server-side only.
-    private func deliverable(_ result: [String: JSONValue], state: LoginState) async -> LoginOutcome {
+    private func deliverable(_ result: JSONObject, state: LoginState) async -> LoginOutcome {
         var data = result
         data["refresh_token"] = nil
         if state.clientMode {
@@ -171,7 +171,7 @@ extension LoginService {
     }
 
     /// Exchanges an authorization code at the token endpoint.
-    func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext, provider: String) async -> Result<[String: JSONValue], ProviderProblem> {
+    func exchangeCode(_ oauth2: OAuth2Definition, templates: TemplateContext, provider: String) async -> Result<JSONObject, ProviderProblem> {
         let url: String
         switch EndpointRequest.url(oauth2.accessToken, context: templates, provider: provider, source: "callback") {
         case .failure(let refusal): return .failure(ProviderProblem(message: refusal.message, data: .null))
@@ -196,7 +196,7 @@ extension LoginService {
     func tokenCall(
         _ request: HTTPClientRequest, endpoint: Endpoint, step: String, extra: [String], provider: String,
         renew: ((String) -> HTTPClientRequest?)? = nil
-    ) async -> Result<[String: JSONValue], ProviderProblem> {
+    ) async -> Result<JSONObject, ProviderProblem> {
         var response: HTTPClientResponse
         do {
             response = try await outbound.execute(request)
@@ -218,7 +218,7 @@ extension LoginService {
         }
         context.metrics.upstream.increment(provider, step, "ok")
         // Sized for the usual fields at once: growing from one member rehashed them twice.
-        var result = [String: JSONValue](minimumCapacity: 6 + extra.count)
+        var result = JSONObject(minimumCapacity: 6 + extra.count)
         result["access_token"] = .string(accessToken)
         result["token_type"] = fields["token_type"] ?? "Bearer"
         if let expires = TokenResponse.expiresIn(fields) { result["expires_in"] = .number(Double(expires)) }
@@ -229,7 +229,7 @@ extension LoginService {
             if let value = fields[key] { result[key] = value }
         }
         if !endpoint.export.isEmpty {
-            var exports: [String: JSONValue] = [:]
+            var exports: JSONObject = [:]
             ProfileEvaluator.exports(endpoint.export, body: .object(fields), into: &exports)
             result.merge(exports) { token, _ in token }
         }
@@ -240,15 +240,15 @@ extension LoginService {
     /// extra fields they must echo back in the `oauthio` header.
     /// `required` is `ProviderDefinition.requiredFields(of: endpoint)`.
     static func requestDescription(
-        _ endpoint: Endpoint?, required: [String], parameters: [String: Parameter], keyset: [String: JSONValue]
+        _ endpoint: Endpoint?, required: [String], parameters: [String: Parameter], keyset: JSONObject
     ) -> JSONValue {
         guard let endpoint else { return .object([:]) }
-        var description: [String: JSONValue] = ["url": .string(endpoint.url)]
-        if let query = endpoint.query { description["query"] = .object(query.mapValues(JSONValue.string)) }
-        if let headers = endpoint.headers { description["headers"] = .object(headers.mapValues(JSONValue.string)) }
+        var description: JSONObject = ["url": .string(endpoint.url)]
+        if let query = endpoint.query { description["query"] = .object(JSONObject(query.mapValues(JSONValue.string))) }
+        if let headers = endpoint.headers { description["headers"] = .object(JSONObject(headers.mapValues(JSONValue.string))) }
         if !required.isEmpty { description["required"] = .array(required.map(JSONValue.string)) }
         if endpoint.cors { description["cors"] = true }
-        var shown: [String: JSONValue] = [:]
+        var shown: JSONObject = [:]
         for (name, parameter) in parameters where parameter.isPublic {
             if let value = keyset[name] { shown[name] = value }
         }

@@ -6,7 +6,7 @@ extension LoginService {
     /// The definition's `lookup`, made with the access token a code exchange just returned:
     /// its exports, to be added to the login result (Mailchimp's `api_endpoint`).
     func lookup(_ lookup: LoginLookup, templates: TemplateContext, token: String, provider: String) async
-        -> Result<[String: JSONValue], ProviderProblem>
+        -> Result<JSONObject, ProviderProblem>
     {
         var templates = templates
         templates.flow["token"] = token
@@ -26,7 +26,7 @@ extension LoginService {
             return .failure(ProviderProblem(message: message, data: data))
         }
         context.metrics.upstream.increment(provider, "lookup", "ok")
-        var exports: [String: JSONValue] = [:]
+        var exports: JSONObject = [:]
         ProfileEvaluator.exports(lookup.export, body: body, into: &exports)
         return .success(exports)
     }

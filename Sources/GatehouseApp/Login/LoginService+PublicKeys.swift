@@ -46,8 +46,8 @@ extension LoginService {
 
 extension PublicKey {
     /// The key's RFC 7638 members as JSON, for a JWKS entry or a DPoP proof's header.
-    func jwkMembers() throws(JOSEError) -> [String: JSONValue] {
-        try JWK(publicKey: self).requiredMembers.mapValues(JSONValue.string)
+    func jwkMembers() throws(JOSEError) -> JSONObject {
+        JSONObject(try JWK(publicKey: self).requiredMembers.mapValues(JSONValue.string))
     }
 }
 

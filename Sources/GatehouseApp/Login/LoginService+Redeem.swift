@@ -219,7 +219,7 @@ extension LoginService {
     }
 
     /// Facebook's `appsecret_proof` (the definition's `token_proof`) on a call carrying `token`.
-    static func addTokenProof(_ oauth2: OAuth2Definition, keyset: [String: JSONValue], token: String, to request: inout HTTPClientRequest) {
+    static func addTokenProof(_ oauth2: OAuth2Definition, keyset: JSONObject, token: String, to request: inout HTTPClientRequest) {
         guard let proof = oauth2.tokenProof, proof.isEnabled(keyset) else { return }
         request.url += (request.url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + APICaller.proof(proof, keyset: keyset, token: token)
     }

@@ -16,7 +16,7 @@ extension LoginService {
     ) async throws(ClientAssertionError) -> String {
         let (base, query) = Self.splitQuery(authorizeURL)
         let fields = FormField.parse(query) ?? []
-        var claims: [String: JSONValue] = [:]
+        var claims: JSONObject = [:]
         for field in fields { claims[field.name] = .string(field.value) }
         for (name, value) in rule.claims { claims[name] = value.stringValue.map { .string(Template.render($0, templates)) } ?? value }
         guard let jti = try? SecureRandom.identifier() else { throw ClientAssertionError("no random bytes for the jti") }

@@ -50,7 +50,7 @@ struct LoginService: Sendable {
         guard let reference = candidates.compactMap({ $0 }).first, let page = WebURL(reference, assumeHTTP: true) else {
             return JSend.error(400, "Cannot find the page origin: send a Referer or Origin header, or the d parameter")
         }
-        var options: [String: JSONValue] = [:]
+        var options: JSONObject = [:]
         if let text = fields["opts"] {
             guard let parsed = JSONValue.parse(Array(text.utf8)), let object = parsed.objectValue else {
                 return JSend.fail(400, field: "opts", "Options must be an object")

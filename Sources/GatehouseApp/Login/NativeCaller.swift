@@ -32,7 +32,7 @@ extension LoginService {
 
     /// Hands a native sign-in's credentials to the caller: whole (with `provider`) to a
     /// backend, or stored under a one-time code the backend redeems at `/auth/access_token`.
-    func deliverNative(_ credentials: [String: JSONValue], to caller: NativeCaller, provider: String) async -> HTTPResponse {
+    func deliverNative(_ credentials: JSONObject, to caller: NativeCaller, provider: String) async -> HTTPResponse {
         guard let clientState = caller.clientState else {
             return .jsonBytes(JSONValue.serializedObject(credentials, adding: [("provider", .string(provider))]))
         }

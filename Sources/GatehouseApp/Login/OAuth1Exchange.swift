@@ -29,7 +29,7 @@ struct OAuth1Exchange: Sendable {
 
     func accessToken(
         _ oauth1: OAuth1Definition, templates: TemplateContext, token: String, tokenSecret: String, verifier: String?
-    ) async -> Result<[String: JSONValue], ProviderProblem> {
+    ) async -> Result<JSONObject, ProviderProblem> {
         let signer = OAuth1Signer(
             consumerKey: templates.keysetValue("client_id"), consumerSecret: templates.keysetValue("client_secret"), token: token,
             tokenSecret: tokenSecret)
@@ -41,7 +41,7 @@ struct OAuth1Exchange: Sendable {
             guard let token = fields["oauth_token"]?.stringValue, let secret = fields["oauth_token_secret"]?.stringValue else {
                 return .failure(ProviderProblem(message: "Error during the 'access_token' step (no oauth_token)", data: TokenResponse.errorData(fields)))
             }
-            var result: [String: JSONValue] = ["oauth_token": .string(token), "oauth_token_secret": .string(secret)]
+            var result: JSONObject = ["oauth_token": .string(token), "oauth_token_secret": .string(secret)]
             if let expires = TokenResponse.expiresIn(fields) { result["expires_in"] = .number(Double(expires)) }
             for name in oauth1.accessToken.extra { if let value = fields[name] { result[name] = value } }
             return .success(result)
@@ -50,7 +50,7 @@ struct OAuth1Exchange: Sendable {
 
     private func signedCall(
         _ endpoint: Endpoint, templates: TemplateContext, signer: OAuth1Signer, extras: [String: String], step: String
-    ) async -> Result<[String: JSONValue], ProviderProblem> {
+    ) async -> Result<JSONObject, ProviderProblem> {
         var request = EndpointRequest.make(endpoint, context: templates)
         let bodyFields = request.body.flatMap { FormField.parse(bytes: $0) } ?? []
         guard let nonce = try? SecureRandom.identifier() else { return .failure(ProviderProblem(message: "Internal error", data: .null)) }

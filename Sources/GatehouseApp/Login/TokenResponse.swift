@@ -9,7 +9,7 @@ enum TokenResponse {
     /// provider wraps them there, else the answer itself (providers that wrap successes often
     /// send errors unwrapped, and an error must still be read).
     /// `names` then gives each OAuth field its value from the provider's own name for it.
-    static func fields(of response: HTTPClientResponse, endpoint: Endpoint, defaultFormat: String? = nil) -> [String: JSONValue]? {
+    static func fields(of response: HTTPClientResponse, endpoint: Endpoint, defaultFormat: String? = nil) -> JSONObject? {
         var response = response
         if let prefix = endpoint.prefix { response.body = dropping(prefix, from: response.body) }
         guard var fields = fields(of: response, format: endpoint.format ?? defaultFormat) else { return nil }
@@ -20,7 +20,7 @@ enum TokenResponse {
         return fields
     }
 
-    static func fields(of response: HTTPClientResponse, format: String?) -> [String: JSONValue]? {
+    static func fields(of response: HTTPClientResponse, format: String?) -> JSONObject? {
         let declared = format?.lowercased()
         let contentType = response.header("content-type")?.lowercased() ?? ""
         let preferJSON = declared == "json" || declared?.containsBytes("json") == true || (declared == nil && contentType.containsBytes("json"))
@@ -39,21 +39,21 @@ enum TokenResponse {
         return Array(body[(start + marker.count)...])
     }
 
-    private static func json(_ body: [UInt8]) -> [String: JSONValue]? {
+    private static func json(_ body: [UInt8]) -> JSONObject? {
         JSONValue.parse(body)?.objectValue
     }
 
-    private static func form(_ body: [UInt8]) -> [String: JSONValue]? {
+    private static func form(_ body: [UInt8]) -> JSONObject? {
         let text = String(decoding: body, as: UTF8.self)
         guard text.containsBytes("="), let fields = FormField.parse(text) else { return nil }
-        var result: [String: JSONValue] = [:]
+        var result: JSONObject = [:]
         for field in fields { result[field.name] = .string(field.value) }
         return result
     }
 
     /// The first of `expire`, `expires`, `expires_in`, `expires_at` as seconds from now.
     /// A value that looks like an absolute time in milliseconds is converted, as OAuth.io does.
-    static func expiresIn(_ fields: [String: JSONValue]) -> Int? {
+    static func expiresIn(_ fields: JSONObject) -> Int? {
         for key in ["expire", "expires", "expires_in", "expires_at"] {
             guard let value = fields[key] else { continue }
             var number: Double?
@@ -88,9 +88,9 @@ enum TokenResponse {
 
     /// The provider's own error fields, for the `data` of an error message. Only the
     /// standard fields are passed on, so an odd provider body cannot leak anything else.
-    static func errorData(_ fields: [String: JSONValue]?) -> JSONValue {
+    static func errorData(_ fields: JSONObject?) -> JSONValue {
         guard let fields else { return .null }
-        var data: [String: JSONValue] = [:]
+        var data: JSONObject = [:]
         for key in ["error", "error_description", "error_uri", "oauth_problem"] {
             if let value = fields[key]?.stringValue { data[key] = .string(String(value.prefix(500))) }
         }

@@ -8,7 +8,7 @@ internal import ProviderEngine
 /// the user's credentials from the `oauthio` header.
 struct APICaller: Sendable {
     let definition: ProviderDefinition
-    let keyset: [String: JSONValue]
+    let keyset: JSONObject
     let header: OAuthioHeader
     /// The normalised `request` block for the caller's OAuth version.
     let requestEndpoint: Endpoint?
@@ -18,7 +18,7 @@ struct APICaller: Sendable {
     /// Signs the proof each call carries when the provider binds tokens to the keyset's key.
     let dpop: DPoPSigner
 
-    init(definition: ProviderDefinition, keyset: [String: JSONValue], header: OAuthioHeader, dpop: DPoPSigner) {
+    init(definition: ProviderDefinition, keyset: JSONObject, header: OAuthioHeader, dpop: DPoPSigner) {
         self.definition = definition
         self.keyset = keyset
         self.header = header
@@ -126,7 +126,7 @@ struct APICaller: Sendable {
         return Self.proof(proof, keyset: keyset, token: token)
     }
 
-    static func proof(_ proof: TokenProof, keyset: [String: JSONValue], token: String) -> String {
+    static func proof(_ proof: TokenProof, keyset: JSONObject, token: String) -> String {
         let secret = keyset["client_secret"]?.stringValue ?? ""
         let mac = HMAC.sha256(key: Array(secret.utf8), message: Array(token.utf8))
         return PercentEncoding.encode(proof.name) + "=" + Hex.encode(mac)

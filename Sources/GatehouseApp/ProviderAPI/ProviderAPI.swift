@@ -26,7 +26,7 @@ struct ProviderAPI: Sendable {
         case .success(let found): caller = found
         }
         let filter = request.queryValue("filter").map { $0.split(separator: ",").map { String($0).trimmingWhitespace() } }
-        func answer(_ profile: [String: JSONValue]) -> HTTPResponse {
+        func answer(_ profile: JSONObject) -> HTTPResponse {
             JSend.success(.object(filter.map { ProfileEvaluator.filtered(profile, keeping: $0) } ?? profile))
         }
         if caller.definition.native != nil {
@@ -36,7 +36,7 @@ struct ProviderAPI: Sendable {
             return JSend.error(501, "This provider does not support the me() feature yet")
         }
         guard caller.header.token != nil else { return JSend.error(400, "You must provide a 'token' in 'oauthio' http header") }
-        var exports: [String: JSONValue] = [:]
+        var exports: JSONObject = [:]
         var bodies: [Int: JSONValue] = [:]
         for (index, step) in mapping.steps.enumerated() {
             var flow = caller.templates
@@ -100,7 +100,7 @@ struct ProviderAPI: Sendable {
 
     /// Native sign-ins (Apple, carrier one-click) have no profile endpoint to call; see
     /// `LoginService.nativeProfile`.
-    private func nativeProfile(_ caller: APICaller, answer: ([String: JSONValue]) -> HTTPResponse) async -> HTTPResponse {
+    private func nativeProfile(_ caller: APICaller, answer: (JSONObject) -> HTTPResponse) async -> HTTPResponse {
         let fields = caller.header.fields
         let token = (fields["access_token"] ?? fields["token"]).flatMap { $0.isEmpty || $0.utf8.count > 16_384 ? nil : $0 }
         let idToken = fields["id_token"].flatMap { $0.isEmpty || $0.utf8.count > 16_384 ? nil : $0 }

@@ -92,7 +92,7 @@ struct AppRegistry: Sendable {
 
     // MARK: Keysets
 
-    func setKeyset(appKey: String, provider: String, parameters: [String: JSONValue], responseType: ResponseType)
+    func setKeyset(appKey: String, provider: String, parameters: JSONObject, responseType: ResponseType)
         async throws(RegistryError) -> Keyset
     {
         guard providers.contains(provider) else { throw .invalid("unknown provider '\(provider)'") }
@@ -154,7 +154,7 @@ struct AppRegistry: Sendable {
             createdAt: row.createdAt)
     }
 
-    private func seal(_ parameters: [String: JSONValue], context: String) throws(RegistryError) -> [UInt8] {
+    private func seal(_ parameters: JSONObject, context: String) throws(RegistryError) -> [UInt8] {
         let bytes = JSONValue.object(parameters).serialized()
         do { return try box.seal(bytes, context: context) } catch { throw .crypto(error) }
     }
@@ -216,7 +216,7 @@ struct AppRegistry: Sendable {
         return result
     }
 
-    static func validateParameters(_ parameters: [String: JSONValue]) throws(RegistryError) {
+    static func validateParameters(_ parameters: JSONObject) throws(RegistryError) {
         guard parameters.count <= maxParameters else { throw .invalid("at most \(maxParameters) parameters") }
         for (name, value) in parameters {
             guard !name.isEmpty, name.utf8.count <= 64,

@@ -29,7 +29,7 @@ struct AppView: Encodable, Sendable {
 /// listing is the most likely place for a secret to be copied somewhere it should not go.
 struct KeysetView: Encodable, Sendable {
     let provider: String
-    let parameters: [String: JSONValue]
+    let parameters: JSONObject
     let responseType: ResponseType
     let updatedAt: Int64
 
@@ -39,7 +39,7 @@ struct KeysetView: Encodable, Sendable {
         provider = keyset.provider
         responseType = keyset.responseType
         updatedAt = keyset.updatedAt
-        var shown: [String: JSONValue] = [:]
+        var shown: JSONObject = [:]
         for (name, value) in keyset.parameters {
             shown[name] = Self.isSecret(name) ? .string(Self.mask) : value
         }

@@ -5,10 +5,10 @@ internal import ProviderEngine
 /// with its full URL and default query filled in, plus `request.required`.
 enum ExtendedView {
     static func document(_ definition: ProviderDefinition) -> JSONValue {
-        var object: [String: JSONValue] = ["provider": .string(definition.id), "name": .string(definition.name)]
+        var object: JSONObject = ["provider": .string(definition.id), "name": .string(definition.name)]
         if let url = definition.url { object["url"] = .string(url) }
         if let oauth2 = definition.normalisedOAuth2 {
-            var block: [String: JSONValue] = [
+            var block: JSONObject = [
                 "authorize": endpoint(oauth2.authorize), "access_token": endpoint(oauth2.accessToken),
                 "parameters": parameters(oauth2.parameters),
             ]
@@ -22,7 +22,7 @@ enum ExtendedView {
             object["oauth2"] = .object(block)
         }
         if let oauth1 = definition.normalisedOAuth1 {
-            var block: [String: JSONValue] = [
+            var block: JSONObject = [
                 "request_token": endpoint(oauth1.requestToken), "authorize": endpoint(oauth1.authorize),
                 "access_token": endpoint(oauth1.accessToken), "parameters": parameters(oauth1.parameters),
             ]
@@ -33,15 +33,15 @@ enum ExtendedView {
     }
 
     private static func endpoint(_ endpoint: Endpoint, isRequest: Bool = false) -> JSONValue {
-        var object: [String: JSONValue] = ["url": .string(endpoint.url), "method": .string(endpoint.method.lowercased())]
-        if let query = endpoint.query { object["query"] = .object(query.mapValues(JSONValue.string)) }
-        if let headers = endpoint.headers { object["headers"] = .object(headers.mapValues(JSONValue.string)) }
+        var object: JSONObject = ["url": .string(endpoint.url), "method": .string(endpoint.method.lowercased())]
+        if let query = endpoint.query { object["query"] = .object(JSONObject(query.mapValues(JSONValue.string))) }
+        if let headers = endpoint.headers { object["headers"] = .object(JSONObject(headers.mapValues(JSONValue.string))) }
         if let format = endpoint.format { object["format"] = .string(format) }
         if !endpoint.extra.isEmpty { object["extra"] = .array(endpoint.extra.map(JSONValue.string)) }
         if !endpoint.export.isEmpty { object["export"] = .array(endpoint.export.keys.sorted().map(JSONValue.string)) }
         if endpoint.body != .form { object["body"] = .string(endpoint.body.rawValue) }
         if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
-        if !endpoint.names.isEmpty { object["names"] = .object(endpoint.names.mapValues(JSONValue.string)) }
+        if !endpoint.names.isEmpty { object["names"] = .object(JSONObject(endpoint.names.mapValues(JSONValue.string))) }
         if let prefix = endpoint.prefix { object["prefix"] = .string(prefix) }
         if !endpoint.hosts.isEmpty { object["hosts"] = .array(endpoint.hosts.map { .string($0.description) }) }
         if isRequest {
@@ -52,13 +52,13 @@ enum ExtendedView {
     }
 
     private static func parameters(_ parameters: [String: Parameter]) -> JSONValue {
-        .object(parameters.mapValues { parameter in
-            var object: [String: JSONValue] = ["type": "string", "cardinality": .string(parameter.cardinality)]
+        .object(JSONObject(parameters.mapValues { parameter in
+            var object: JSONObject = ["type": "string", "cardinality": .string(parameter.cardinality)]
             if let values = parameter.values {
-                object["values"] = .object(values.mapValues(JSONValue.string))
+                object["values"] = .object(JSONObject(values.mapValues(JSONValue.string)))
                 object["separator"] = .string(parameter.separator)
             }
             return .object(object)
-        })
+        }))
     }
 }

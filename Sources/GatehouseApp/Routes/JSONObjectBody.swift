@@ -6,7 +6,7 @@ internal import HTTPServer
 /// operator meant to set. The Content-Type is not checked, since `curl -d` labels JSON as a
 /// form; the body itself must parse.
 struct JSONObjectBody {
-    private let fields: [String: JSONValue]
+    private let fields: JSONObject
 
     init(_ request: HTTPRequest, allowedKeys: Set<String>) throws(HTTPFailure) {
         guard !request.body.isEmpty else {
@@ -47,7 +47,7 @@ struct JSONObjectBody {
         return flag
     }
 
-    func object(_ key: String) throws(HTTPFailure) -> [String: JSONValue]? {
+    func object(_ key: String) throws(HTTPFailure) -> JSONObject? {
         guard let value = fields[key], value != .null else { return nil }
         guard let object = value.objectValue else { throw HTTPFailure(400, "invalid_request", "'\(key)' must be an object") }
         return object

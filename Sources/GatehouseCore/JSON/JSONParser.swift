@@ -3,9 +3,10 @@
 ///
 /// These are parsed on every login, so this avoids `JSONDecoder`, whose `JSONValue` decoding
 /// tries each type in turn and throws on every miss. It is also stricter than Foundation
-/// where signed data calls for it: duplicate member names are refused (two parsers could pick
-/// different `alg` or `iss` values), as are invalid UTF-8, lone surrogates, control
-/// characters in strings, trailing content and nesting deeper than `maximumDepth`.
+/// where signed data calls for it: duplicate member names, compared byte for byte, are
+/// refused (two parsers could pick different `alg` or `iss` values), as are invalid UTF-8,
+/// lone surrogates, control characters in strings, trailing content and nesting deeper than
+/// `maximumDepth`.
 enum JSONParser {
     static let maximumDepth = 32
 
@@ -26,7 +27,7 @@ enum JSONParser {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
         /// Members of the objects still open, innermost last.
-        var pending: [(String, JSONValue)] = []
+        var pending: [JSONObject.Element] = []
 
         private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -56,9 +57,8 @@ enum JSONParser {
                 index += 1
                 return .object([:])
             }
-            // Members wait on the shared stack until the object closes, so its dictionary is
-            // allocated once at its final size: growing it member by member rehashed every key
-            // at each resize.
+            // Members wait on the shared stack until the object closes, so its storage is
+            // allocated once at its final size.
             if pending.capacity == 0 { pending.reserveCapacity(16) }
             let first = pending.count
             defer { pending.removeSubrange(first...) }
@@ -69,17 +69,13 @@ enum JSONParser {
                 guard current == UInt8(ascii: ":") else { return nil }
                 index += 1
                 guard let member = value(depth: depth) else { return nil }
-                pending.append((name, member))
+                pending.append((key: name, value: member))
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
                 case UInt8(ascii: "}"):
                     index += 1
-                    var members = [String: JSONValue](minimumCapacity: pending.count - first)
-                    for (name, member) in pending[first...] {
-                        guard members.updateValue(member, forKey: name) == nil else { return nil }
-                    }
-                    return .object(members)
+                    return JSONObject(uniqueMembers: pending[first...]).map(JSONValue.object)
                 default: return nil
                 }
             }

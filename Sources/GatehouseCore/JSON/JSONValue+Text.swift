@@ -28,7 +28,7 @@ extension JSONValue {
     /// `JSONValue.object(members)` with `extra` added, each replacing a member of its name,
     /// serialised without building the merged dictionary first: a login's answer is the
     /// provider's token fields plus a few of Gatehouse's own. `extra`'s names are distinct.
-    public static func serializedObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
+    public static func serializedObject(_ members: JSONObject, adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
         var out = JSONOutput(capacity: 256)
         writeObject(members, adding: extra, into: &out)
         return out.bytes()
@@ -59,31 +59,27 @@ extension JSONValue {
 
     /// A member's place in the key order: its key's first eight UTF-8 bytes as a big-endian
     /// number (zero-padded, so a shorter key sorts first), which orders nearly every pair
-    /// with one integer comparison, and its position, which reads the member without hashing.
+    /// with one integer comparison, and its position among the members.
     private struct Placement {
         var prefix: UInt64
-        var position: Dictionary<String, JSONValue>.Index
+        var position: Int
     }
 
     /// Members in key order. Sorting placements, not pairs (whose swaps retain and release
-    /// both) or keys (each looked up again, hashing it), in scratch space on the stack rather
-    /// than an array per object. `extra` is merged in as the members are written.
-    private static func writeObject(_ members: [String: JSONValue], adding extra: [(name: String, value: JSONValue)], into out: inout JSONOutput) {
+    /// both), in scratch space on the stack rather than an array per object. `extra` is
+    /// merged in as the members are written.
+    private static func writeObject(_ object: JSONObject, adding extra: [(name: String, value: JSONValue)], into out: inout JSONOutput) {
+        let members = object.members
         withUnsafeTemporaryAllocation(of: Placement.self, capacity: members.count) { scratch in
             var count = 0
-            var position = members.startIndex
-            while position != members.endIndex {
-                let key = members.keys[position]
-                if extra.isEmpty || !extra.contains(where: { $0.name == key }) {
-                    scratch.initializeElement(at: count, to: Placement(prefix: sortPrefix(key), position: position))
-                    count += 1
-                }
-                members.formIndex(after: &position)
+            for (position, member) in members.enumerated() where extra.isEmpty || !extra.contains(where: { $0.name == member.key }) {
+                scratch.initializeElement(at: count, to: Placement(prefix: sortPrefix(member.key), position: position))
+                count += 1
             }
             var order = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
             defer { order.deinitialize() }
             if count > 1 {
-                order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(members.keys[$0.position], members.keys[$1.position]) }
+                order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(members[$0.position].key, members[$1.position].key) }
             }
             let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
             out.append(UInt8(ascii: "{"))

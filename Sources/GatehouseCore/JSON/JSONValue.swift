@@ -7,7 +7,7 @@ public enum JSONValue: Sendable, Hashable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// The string payload, if this is a string.
     public var stringValue: String? {
@@ -16,7 +16,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The object payload, if this is an object.
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
     }
@@ -53,7 +53,7 @@ extension JSONValue: Codable {
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(try container.decode(JSONObject.self))
         }
     }
 
@@ -85,6 +85,8 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
     public init(nilLiteral: ()) { self = .null }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        var members = JSONObject(minimumCapacity: elements.count)
+        for (key, value) in elements { members[key] = value }
+        self = .object(members)
     }
 }

@@ -37,13 +37,13 @@ public struct Keyset: Sendable, Hashable, Codable {
     /// The provider id, as in `providers/<id>/`.
     public var provider: String
     /// Parameter values: strings, or arrays of strings for multi-valued ones such as scope.
-    public var parameters: [String: JSONValue]
+    public var parameters: JSONObject
     /// What the login hands to the front end.
     public var responseType: ResponseType
     /// Seconds since the Unix epoch of the last change.
     public var updatedAt: Int64
 
-    public init(provider: String, parameters: [String: JSONValue], responseType: ResponseType, updatedAt: Int64) {
+    public init(provider: String, parameters: JSONObject, responseType: ResponseType, updatedAt: Int64) {
         self.provider = provider
         self.parameters = parameters
         self.responseType = responseType

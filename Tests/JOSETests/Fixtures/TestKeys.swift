@@ -29,7 +29,7 @@ enum TestKeys {
     }
 
     /// JSON text for a claims object.
-    static func json(_ object: [String: JSONValue]) throws -> String {
+    static func json(_ object: JSONObject) throws -> String {
         String(decoding: try JSONCoding.encode(JSONValue.object(object)), as: UTF8.self)
     }
 
