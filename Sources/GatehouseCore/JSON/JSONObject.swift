@@ -18,8 +18,22 @@ internal import Glibc
 public struct JSONObject: Sendable {
     public typealias Element = (key: String, value: JSONValue)
 
+    /// One member. A struct rather than the `Element` tuple: arrays of tuples are copied and
+    /// destroyed through the runtime's generic tuple witnesses, a call per member.
     @usableFromInline
-    var members: [Element]
+    struct Member: Sendable {
+        @usableFromInline var key: String
+        @usableFromInline var value: JSONValue
+
+        @usableFromInline
+        init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    @usableFromInline
+    var members: [Member]
     /// Each key's position in `members`; only for objects of more than `indexedCount` members.
     @usableFromInline
     var index: [MemberName: Int]?
@@ -38,7 +52,12 @@ public struct JSONObject: Sendable {
 
     /// Members with distinct keys; nil when a key repeats.
     public init?(uniqueMembers: some Sequence<Element>) {
-        members = Array(uniqueMembers)
+        self.init(uniqueMembers: uniqueMembers.map { Member(key: $0.key, value: $0.value) })
+    }
+
+    /// The parser's path: members already in hand.
+    init?(uniqueMembers: [Member]) {
+        members = uniqueMembers
         guard indexIfLarge() else { return nil }
         if index == nil {
             for position in members.indices.dropFirst() where Self.position(of: members[position].key, in: members[..<position]) != nil {
@@ -49,7 +68,7 @@ public struct JSONObject: Sendable {
 
     /// The members of `dictionary` (in its iteration order).
     public init(_ dictionary: [String: JSONValue]) {
-        members = dictionary.map { (key: $0.key, value: $0.value) }
+        members = dictionary.map { Member(key: $0.key, value: $0.value) }
         _ = indexIfLarge()
     }
 
@@ -57,7 +76,7 @@ public struct JSONObject: Sendable {
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
     public var values: [JSONValue] { members.map(\.value) }
-    public var first: Element? { members.first }
+    public var first: Element? { members.first.map { (key: $0.key, value: $0.value) } }
 
     @inlinable
     public subscript(key: String) -> JSONValue? {
@@ -72,7 +91,7 @@ public struct JSONObject: Sendable {
                     _ = indexIfLarge()
                 }
             } else if let newValue {
-                members.append((key: key, value: newValue))
+                members.append(Member(key: key, value: newValue))
                 if index != nil {
                     index?[MemberName(key)] = members.count - 1
                 } else {
@@ -112,7 +131,7 @@ public struct JSONObject: Sendable {
     /// The values `transform` maps to something, by key.
     public func compactMapValues<T>(_ transform: (JSONValue) throws -> T?) rethrows -> [String: T] {
         var mapped = [String: T](minimumCapacity: members.count)
-        for (key, value) in members {
+        for (key, value) in self {
             if let result = try transform(value) { mapped[key] = result }
         }
         return mapped
@@ -121,7 +140,7 @@ public struct JSONObject: Sendable {
     /// The members `isIncluded` accepts, as an object.
     public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> JSONObject {
         var kept = JSONObject()
-        kept.members = try members.filter(isIncluded)
+        kept.members = try members.filter { try isIncluded((key: $0.key, value: $0.value)) }
         _ = kept.indexIfLarge()
         return kept
     }
@@ -134,7 +153,7 @@ public struct JSONObject: Sendable {
     }
 
     public mutating func merge(_ other: JSONObject, uniquingKeysWith combine: (JSONValue, JSONValue) throws -> JSONValue) rethrows {
-        for (key, value) in other.members {
+        for (key, value) in other {
             if let mine = self[key] {
                 self[key] = try combine(mine, value)
             } else {
@@ -154,7 +173,7 @@ public struct JSONObject: Sendable {
         return Self.position(of: key, in: members[...])
     }
 
-    private static func position(of key: String, in members: ArraySlice<Element>) -> Int? {
+    private static func position(of key: String, in members: ArraySlice<Member>) -> Int? {
         // Comparing lengths first skips nearly every other name without reading its bytes.
         let length = key.utf8.count
         return key.withUTF8InPlace { wanted in
@@ -211,8 +230,18 @@ struct MemberName: Hashable, Sendable {
 }
 
 extension JSONObject: Sequence {
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        members.makeIterator()
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline
+        var base: IndexingIterator<[Member]>
+
+        @inlinable
+        public mutating func next() -> Element? {
+            base.next().map { (key: $0.key, value: $0.value) }
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(base: members.makeIterator())
     }
 
     public var underestimatedCount: Int { members.count }

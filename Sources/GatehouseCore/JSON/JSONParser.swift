@@ -27,7 +27,7 @@ enum JSONParser {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
         /// Members of the objects still open, innermost last.
-        var pending: [JSONObject.Element] = []
+        var pending: [JSONObject.Member] = []
 
         private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -69,13 +69,13 @@ enum JSONParser {
                 guard current == UInt8(ascii: ":") else { return nil }
                 index += 1
                 guard let member = value(depth: depth) else { return nil }
-                pending.append((key: name, value: member))
+                pending.append(JSONObject.Member(key: name, value: member))
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
                 case UInt8(ascii: "}"):
                     index += 1
-                    return JSONObject(uniqueMembers: pending[first...]).map(JSONValue.object)
+                    return JSONObject(uniqueMembers: Array(pending[first...])).map(JSONValue.object)
                 default: return nil
                 }
             }

@@ -85,12 +85,12 @@ extension JSONValue {
             out.append(UInt8(ascii: "{"))
             var next = 0
             for placement in order {
-                let (key, value) = members[placement.position]
-                while next < added.count, precedes(added[next].name, key) {
+                let member = members[placement.position]
+                while next < added.count, precedes(added[next].name, member.key) {
                     appendMember(added[next].name, added[next].value, to: &out)
                     next += 1
                 }
-                appendMember(key, value, to: &out)
+                appendMember(member.key, member.value, to: &out)
             }
             while next < added.count {
                 appendMember(added[next].name, added[next].value, to: &out)
