@@ -214,6 +214,17 @@ struct AppleFlowTests {
             ])
             #expect(noncanonical.status == 401)
         }
+        // A body that says JSON but is not one: told so, not asked for fields it may well hold.
+        for broken in [#"{"key": "#, #"{"key":"a","key":"b"}"#, "[1]", "key=\(bench.key)"] {
+            let answer = try await bench.gateway.client.execute(HTTPClientRequest(
+                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/apple/native",
+                headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(broken.utf8)))
+            #expect(answer.status == 400, "\(broken)")
+            #expect(answer.json?["error_description"] == "the body is labelled JSON but is not a JSON object", "\(broken)")
+        }
+        let missing = try await bench.native(["identity_token": valid])
+        #expect(missing.status == 400)
+        #expect(missing.json?["error_description"]?.stringValue?.hasPrefix("send key and secret") == true)
         parts[1] = String(repeating: "A", count: 1 << 20)
         let huge = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: ".")])
         #expect(huge.status == 413 || huge.status == 401)

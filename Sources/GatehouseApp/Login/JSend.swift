@@ -39,18 +39,24 @@ struct RequestFields: Sendable {
     /// more than the lookups it saved.
     private let query: [FormField]
     private let form: [FormField]
+    /// The body was labelled JSON but is not a JSON object, so the fields it meant to carry
+    /// are missing: a route can say that instead of naming the fields.
+    let isMalformedJSON: Bool
 
     init(_ request: HTTPRequest) {
         var object: JSONObject = [:]
         var form: [FormField] = []
+        var isMalformedJSON = false
         if request.method == "POST" {
             if request.contentType.hasSuffixBytes("json"), let parsed = JSONValue.parse(request.body)?.objectValue {
                 object = parsed
-            } else if let fields = FormField.parse(bytes: request.body) {
-                form = fields
+            } else {
+                isMalformedJSON = request.contentType.hasSuffixBytes("json") && !request.body.isEmpty
+                if let fields = FormField.parse(bytes: request.body) { form = fields }
             }
         }
         self.object = object
+        self.isMalformedJSON = isMalformedJSON
         self.query = request.query
         self.form = form
     }

@@ -27,6 +27,9 @@ extension LoginService {
             }
             return .success(NativeCaller(app: app, clientState: state))
         }
+        if fields.isMalformedJSON {
+            return .failure(NativeRefusal(.error(400, "invalid_request", "the body is labelled JSON but is not a JSON object")))
+        }
         return .failure(NativeRefusal(.error(400, "invalid_request", "send key and secret (from a backend) or k and state (from the app)")))
     }
 
