@@ -61,7 +61,6 @@ struct JSONObjectTests {
                 for index in 0..<40 { #expect(object["n\(index)"] == reference["n\(index)"], "n\(index) at step \(step)") }
             }
         }
-        #expect(object.dictionary == reference)
         #expect(object == JSONObject(reference))
     }
 

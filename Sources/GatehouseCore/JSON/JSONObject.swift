@@ -51,11 +51,6 @@ public struct JSONObject: Sendable {
     }
 
     /// Members with distinct keys; nil when a key repeats.
-    public init?(uniqueMembers: some Sequence<Element>) {
-        self.init(uniqueMembers: uniqueMembers.map { Member(key: $0.key, value: $0.value) })
-    }
-
-    /// The parser's path: members already in hand.
     init?(uniqueMembers: [Member]) {
         members = uniqueMembers
         guard indexIfLarge() else { return nil }
@@ -75,7 +70,6 @@ public struct JSONObject: Sendable {
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
-    public var values: [JSONValue] { members.map(\.value) }
     public var first: Element? { members.first.map { (key: $0.key, value: $0.value) } }
 
     @inlinable
@@ -101,31 +95,11 @@ public struct JSONObject: Sendable {
         }
     }
 
-    public subscript(key: String, default fallback: @autoclosure () -> JSONValue) -> JSONValue {
-        self[key] ?? fallback()
-    }
-
-    /// Sets `key` and returns the value it replaced, like `Dictionary.updateValue`.
-    @discardableResult
-    public mutating func updateValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
-        let old = self[key]
-        self[key] = value
-        return old
-    }
-
     @discardableResult
     public mutating func removeValue(forKey key: String) -> JSONValue? {
         let old = self[key]
         if old != nil { self[key] = nil }
         return old
-    }
-
-    public func mapValues(_ transform: (JSONValue) throws -> JSONValue) rethrows -> JSONObject {
-        var mapped = self
-        for position in mapped.members.indices {
-            mapped.members[position].value = try transform(mapped.members[position].value)
-        }
-        return mapped
     }
 
     /// The values `transform` maps to something, by key.
@@ -162,8 +136,8 @@ public struct JSONObject: Sendable {
         }
     }
 
-    /// The same members as a dictionary, for the few interfaces that take one.
-    public var dictionary: [String: JSONValue] {
+    /// The same members as a dictionary, for `Codable`.
+    var dictionary: [String: JSONValue] {
         Dictionary(members.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
