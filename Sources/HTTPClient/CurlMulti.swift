@@ -22,6 +22,11 @@ final class CurlMulti: @unchecked Sendable {
         var added: [EasyHandle] = []
         var cancelled: [EasyHandle] = []
         var isShutdown = false
+        /// The worker found nothing queued and is waiting, or about to wait, in
+        /// `curl_multi_poll`. Only then does new work need `curl_multi_wakeup`: a worker that
+        /// is not waiting looks at the inbox before it next waits, and a wakeup sent anyway
+        /// costs the sender a syscall and the worker a wasted pass through its loop.
+        var workerWaiting = false
     }
 
     private struct Worker {
@@ -74,7 +79,7 @@ final class CurlMulti: @unchecked Sendable {
         let accepted = inbox.withLock { inbox in
             guard !inbox.isShutdown else { return false }
             inbox.added.append(handle)
-            _ = curl_multi_wakeup(multi)
+            if inbox.workerWaiting { _ = curl_multi_wakeup(multi) }
             return true
         }
         if !accepted {
@@ -88,7 +93,7 @@ final class CurlMulti: @unchecked Sendable {
         inbox.withLock { inbox in
             guard !inbox.isShutdown else { return }
             inbox.cancelled.append(handle)
-            _ = curl_multi_wakeup(multi)
+            if inbox.workerWaiting { _ = curl_multi_wakeup(multi) }
         }
     }
 
@@ -147,6 +152,9 @@ final class CurlMulti: @unchecked Sendable {
                 defer {
                     inbox.added.removeAll()
                     inbox.cancelled.removeAll()
+                    // Awake again: senders until here may have woken a poll that has already
+                    // returned; their wakeup only makes the next poll return at once.
+                    inbox.workerWaiting = false
                 }
                 return (inbox.added, inbox.cancelled, inbox.isShutdown)
             }
@@ -181,6 +189,15 @@ final class CurlMulti: @unchecked Sendable {
             _ = curl_multi_perform(multi, &stillRunning)
             drainFinished(&active)
 
+            // Work that arrived while this pass ran is taken now, not after a wait; otherwise
+            // the flag is set under the same lock the senders check, so any later sender wakes
+            // the poll (a wakeup sent before the poll starts still makes it return at once).
+            let mayWait = inbox.withLock { inbox in
+                guard inbox.added.isEmpty, inbox.cancelled.isEmpty, !inbox.isShutdown else { return false }
+                inbox.workerWaiting = true
+                return true
+            }
+            guard mayWait else { continue }
             if curl_multi_poll(multi, nil, 0, Self.pollTimeoutMilliseconds, nil) != CURLM_OK {
                 // Should not happen; avoid spinning if it does.
                 usleep(10_000)
