@@ -67,7 +67,9 @@ enum EndpointRequest {
     /// `pairs` as a JSON object of strings; the first of a repeated name wins, as a definition's
     /// own query does over `extraQuery`.
     static func jsonBody(_ pairs: [(name: String, value: String)]) -> [UInt8] {
-        JSONValue.object(JSONObject(Dictionary(pairs.map { ($0.0, JSONValue.string($0.1)) }) { first, _ in first })).serialized()
+        var object = JSONObject()
+        for (name, value) in pairs where object[name] == nil { object[name] = .string(value) }
+        return JSONValue.object(object).serialized()
     }
 
     /// The authorize URL the browser is sent to.
