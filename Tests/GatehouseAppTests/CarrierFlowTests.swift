@@ -93,7 +93,7 @@ struct CarrierBench {
     }
 
     func setKeyset(_ vendor: CarrierVendor, _ parameters: [String: String]) async throws {
-        let fields = JSONObject(parameters.mapValues { .string($0) })
+        let fields = JSONObject(strings: parameters)
         let body = String(decoding: try JSONCoding.encode(JSONValue.object(["parameters": .object(fields)])), as: UTF8.self)
         let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(vendor.provider)", body: body)
         guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
@@ -306,7 +306,7 @@ struct CarrierFlowTests {
         for vendor in CarrierVendor.all {
             let minted = try await bench.mock.mint(vendor: vendor.mock, phone: "13800138000", behaviour: .ok, delay: 0)
             for _ in 0..<12 {
-                var object = JSONObject(vendor.inputs(minted).mapValues { JSONValue.string($0) })
+                var object = JSONObject(strings: vendor.inputs(minted))
                 object["key"] = .string(bench.key)
                 object["secret"] = .string(bench.secret)
                 for name in names where Int.random(in: 0..<3, using: &generator) == 0 {

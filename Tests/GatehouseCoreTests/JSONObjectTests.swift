@@ -75,5 +75,7 @@ struct JSONObjectTests {
         let repeated: JSONObject = ["a": 1, "a": 2]
         #expect(repeated.count == 1 && repeated["a"] == 2)
         #expect(JSONValue.object(backward).jsonText == #"{"a":1,"b":[1,2],"c":{"d":"e"}}"#)
+        #expect(JSONObject(strings: ["x": "1", "y": ""]) == ["y": "", "x": "1"])
+        #expect(JSONObject(["x": 1, "y": [true]]) == ["y": [true], "x": 1])
     }
 }

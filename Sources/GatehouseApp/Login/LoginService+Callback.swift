@@ -244,8 +244,8 @@ extension LoginService {
     ) -> JSONValue {
         guard let endpoint else { return .object([:]) }
         var description: JSONObject = ["url": .string(endpoint.url)]
-        if let query = endpoint.query { description["query"] = .object(JSONObject(query.mapValues(JSONValue.string))) }
-        if let headers = endpoint.headers { description["headers"] = .object(JSONObject(headers.mapValues(JSONValue.string))) }
+        if let query = endpoint.query { description["query"] = .object(JSONObject(strings: query)) }
+        if let headers = endpoint.headers { description["headers"] = .object(JSONObject(strings: headers)) }
         if !required.isEmpty { description["required"] = .array(required.map(JSONValue.string)) }
         if endpoint.cors { description["cors"] = true }
         var shown: JSONObject = [:]

@@ -47,7 +47,7 @@ extension LoginService {
 extension PublicKey {
     /// The key's RFC 7638 members as JSON, for a JWKS entry or a DPoP proof's header.
     func jwkMembers() throws(JOSEError) -> JSONObject {
-        JSONObject(try JWK(publicKey: self).requiredMembers.mapValues(JSONValue.string))
+        try JSONObject(strings: JWK(publicKey: self).requiredMembers)
     }
 }
 

@@ -34,14 +34,14 @@ enum ExtendedView {
 
     private static func endpoint(_ endpoint: Endpoint, isRequest: Bool = false) -> JSONValue {
         var object: JSONObject = ["url": .string(endpoint.url), "method": .string(endpoint.method.lowercased())]
-        if let query = endpoint.query { object["query"] = .object(JSONObject(query.mapValues(JSONValue.string))) }
-        if let headers = endpoint.headers { object["headers"] = .object(JSONObject(headers.mapValues(JSONValue.string))) }
+        if let query = endpoint.query { object["query"] = .object(JSONObject(strings: query)) }
+        if let headers = endpoint.headers { object["headers"] = .object(JSONObject(strings: headers)) }
         if let format = endpoint.format { object["format"] = .string(format) }
         if !endpoint.extra.isEmpty { object["extra"] = .array(endpoint.extra.map(JSONValue.string)) }
         if !endpoint.export.isEmpty { object["export"] = .array(endpoint.export.keys.sorted().map(JSONValue.string)) }
         if endpoint.body != .form { object["body"] = .string(endpoint.body.rawValue) }
         if let answer = endpoint.answer { object["answer"] = .string(answer.description) }
-        if !endpoint.names.isEmpty { object["names"] = .object(JSONObject(endpoint.names.mapValues(JSONValue.string))) }
+        if !endpoint.names.isEmpty { object["names"] = .object(JSONObject(strings: endpoint.names)) }
         if let prefix = endpoint.prefix { object["prefix"] = .string(prefix) }
         if !endpoint.hosts.isEmpty { object["hosts"] = .array(endpoint.hosts.map { .string($0.description) }) }
         if isRequest {
@@ -55,7 +55,7 @@ enum ExtendedView {
         .object(JSONObject(parameters.mapValues { parameter in
             var object: JSONObject = ["type": "string", "cardinality": .string(parameter.cardinality)]
             if let values = parameter.values {
-                object["values"] = .object(JSONObject(values.mapValues(JSONValue.string)))
+                object["values"] = .object(JSONObject(strings: values))
                 object["separator"] = .string(parameter.separator)
             }
             return .object(object)

@@ -67,6 +67,12 @@ public struct JSONObject: Sendable {
         _ = indexIfLarge()
     }
 
+    /// `strings` as members whose values are JSON strings.
+    public init(strings: [String: String]) {
+        members = strings.map { Member(key: $0.key, value: .string($0.value)) }
+        _ = indexIfLarge()
+    }
+
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
