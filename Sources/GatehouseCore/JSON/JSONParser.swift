@@ -58,7 +58,7 @@ enum JSONParser {
                 return .object([:])
             }
             // Members wait on the shared stack until the object closes, so its storage is
-            // allocated once at its final size.
+            // allocated once, not grown member by member.
             if pending.capacity == 0 { pending.reserveCapacity(16) }
             let first = pending.count
             defer { pending.removeSubrange(first...) }
@@ -75,7 +75,17 @@ enum JSONParser {
                 case UInt8(ascii: ","): index += 1
                 case UInt8(ascii: "}"):
                     index += 1
-                    return JSONObject(uniqueMembers: Array(pending[first...])).map(JSONValue.object)
+                    // An object with nothing open around it takes the stack itself: a copy of
+                    // the whole stack would share its storage, and emptying the stack would
+                    // then copy it again.
+                    let members: [JSONObject.Member]
+                    if first == 0 {
+                        members = pending
+                        pending = []
+                    } else {
+                        members = Array(pending[first...])
+                    }
+                    return JSONObject(uniqueMembers: members).map(JSONValue.object)
                 default: return nil
                 }
             }
