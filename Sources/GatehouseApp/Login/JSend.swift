@@ -48,10 +48,11 @@ struct RequestFields: Sendable {
         var form: [FormField] = []
         var isMalformedJSON = false
         if request.method == "POST" {
-            if request.contentType.hasSuffixBytes("json"), let parsed = JSONValue.parse(request.body)?.objectValue {
+            let saysJSON = request.contentType.hasSuffixBytes("json")
+            if saysJSON, let parsed = JSONValue.parse(request.body)?.objectValue {
                 object = parsed
             } else {
-                isMalformedJSON = request.contentType.hasSuffixBytes("json") && !request.body.isEmpty
+                isMalformedJSON = saysJSON && !request.body.isEmpty
                 if let fields = FormField.parse(bytes: request.body) { form = fields }
             }
         }

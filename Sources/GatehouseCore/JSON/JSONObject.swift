@@ -199,8 +199,7 @@ struct MemberName: Hashable, Sendable {
 
     @usableFromInline
     static func == (lhs: MemberName, rhs: MemberName) -> Bool {
-        lhs.text.utf8.count == rhs.text.utf8.count
-            && lhs.text.withUTF8InPlace { left in rhs.text.withUTF8InPlace { JSONObject.sameBytes(left, $0) } }
+        lhs.text.withUTF8InPlace { left in rhs.text.withUTF8InPlace { JSONObject.sameBytes(left, $0) } }
     }
 
     @usableFromInline
@@ -230,6 +229,12 @@ extension JSONObject: Sequence {
 extension JSONObject: ExpressibleByDictionaryLiteral {
     /// A repeated key keeps its last value, as `JSONValue`'s dictionary literal always did.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(lastWins: elements)
+    }
+
+    /// `elements` as members; a repeated key keeps its last value. Both dictionary literals,
+    /// this type's and `JSONValue`'s, come here.
+    init(lastWins elements: [(String, JSONValue)]) {
         self.init(minimumCapacity: elements.count)
         for (key, value) in elements { self[key] = value }
     }

@@ -85,8 +85,6 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
     public init(nilLiteral: ()) { self = .null }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        var members = JSONObject(minimumCapacity: elements.count)
-        for (key, value) in elements { members[key] = value }
-        self = .object(members)
+        self = .object(JSONObject(lastWins: elements))
     }
 }
