@@ -12,9 +12,11 @@ struct JSONObjectTests {
     }
 
     @Test("small and indexed objects find every member and refuse a repeated name at any position",
-          arguments: ["k", "eight_by", "identity_token_"])
+          arguments: ["k", "six___", "eight_by", "identity_token_", String(repeating: "x", count: 300)])
     func sizes(stem: String) throws {
-        // Short names, names whose first eight bytes are all alike, and longer ones sharing them.
+        // Short names; names of seven to nine bytes, either side of what a member's probe holds;
+        // names whose first eight bytes are all alike, and longer ones sharing them; names
+        // longer than the 255 bytes a probe can count, of several lengths.
         for count in [1, 2, 11, 12, 13, 14, 40, 300] {
             let parsed = try #require(JSONValue.parse(Self.text(stem, members: count)), "\(count) members")
             let object = try #require(parsed.objectValue)

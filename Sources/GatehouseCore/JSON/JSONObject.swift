@@ -22,13 +22,18 @@ public struct JSONObject: Sendable {
     /// destroyed through the runtime's generic tuple witnesses, a call per member.
     @usableFromInline
     struct Member: Sendable {
-        @usableFromInline var key: String
+        @usableFromInline let key: String
         @usableFromInline var value: JSONValue
+        /// The key's length and first bytes (`probe(of:)`), so that a lookup passes over other
+        /// keys without reading their text: every read of a key's bytes retains and releases
+        /// its storage, which cost more than the comparisons themselves.
+        @usableFromInline let probe: UInt64
 
         @usableFromInline
         init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
+            probe = key.withUTF8InPlace(JSONObject.probe(of:))
         }
     }
 
@@ -55,9 +60,12 @@ public struct JSONObject: Sendable {
         members = uniqueMembers
         guard indexIfLarge() else { return nil }
         if index == nil {
-            for position in members.indices.dropFirst() where Self.position(of: members[position].key, in: members[..<position]) != nil {
-                return nil
+            let repeated = members.withUnsafeBufferPointer { buffer in
+                buffer.indices.contains { later in
+                    buffer[..<later].contains { $0.probe == buffer[later].probe && Self.sameKey($0, buffer[later]) }
+                }
             }
+            if repeated { return nil }
         }
     }
 
@@ -154,16 +162,34 @@ public struct JSONObject: Sendable {
     }
 
     private static func position(of key: String, in members: ArraySlice<Member>) -> Int? {
-        // Comparing lengths first skips nearly every other name without reading its bytes.
-        let length = key.utf8.count
-        return key.withUTF8InPlace { wanted in
-            members.withUnsafeBufferPointer { buffer in
-                for offset in buffer.indices where buffer[offset].key.utf8.count == length {
-                    if buffer[offset].key.withUTF8InPlace({ sameBytes($0, wanted) }) { return members.startIndex + offset }
+        key.withUTF8InPlace { wanted in
+            let probe = probe(of: wanted)
+            return members.withUnsafeBufferPointer { buffer in
+                for offset in buffer.indices where buffer[offset].probe == probe {
+                    if wanted.count <= probedBytes || buffer[offset].key.withUTF8InPlace({ sameBytes($0, wanted) }) {
+                        return members.startIndex + offset
+                    }
                 }
                 return nil
             }
         }
+    }
+
+    /// How many of a key's first bytes its probe holds: a key no longer than this equals
+    /// another exactly when their probes are equal.
+    private static let probedBytes = 7
+
+    /// A key's length (up to 255) in the top byte and its first `probedBytes` bytes below.
+    @usableFromInline
+    static func probe(of utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var probe = UInt64(Swift.min(utf8.count, 255)) << 56
+        for offset in 0..<Swift.min(utf8.count, probedBytes) { probe |= UInt64(utf8[offset]) << (8 * UInt64(offset)) }
+        return probe
+    }
+
+    /// Whether two members with equal probes have the same key.
+    private static func sameKey(_ first: Member, _ second: Member) -> Bool {
+        first.key.utf8.count <= probedBytes || first.key.withUTF8InPlace { left in second.key.withUTF8InPlace { sameBytes(left, $0) } }
     }
 
     fileprivate static func sameBytes(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool {
