@@ -20,7 +20,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The first value of `name`, if present.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+        // By index and length first: handing each field to a closure copied it, retaining
+        // and releasing its name and value, for every field passed over.
+        let length = name.utf8.count
+        for index in fields.indices where fields[index].name.utf8.count == length && fields[index].name.equalsIgnoringASCIICase(name) {
+            return fields[index].value
+        }
+        return nil
     }
 
     /// Every value of `name`, in order.

@@ -29,7 +29,9 @@ extension JSONValue {
     /// serialised without building the merged dictionary first: a login's answer is the
     /// provider's token fields plus a few of Gatehouse's own. `extra`'s names are distinct.
     public static func serializedObject(_ members: JSONObject, adding extra: [(name: String, value: JSONValue)]) -> [UInt8] {
-        var out = JSONOutput(capacity: 256)
+        // A login's answer usually holds an ID token of one to two kilobytes: room for it from
+        // the start spares growing the buffer three or four times.
+        var out = JSONOutput(capacity: 2048)
         writeObject(members, adding: extra, into: &out)
         return out.bytes()
     }
@@ -84,13 +86,15 @@ extension JSONValue {
             let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
             out.append(UInt8(ascii: "{"))
             var next = 0
-            for placement in order {
-                let member = members[placement.position]
-                while next < added.count, precedes(added[next].name, member.key) {
-                    appendMember(added[next].name, added[next].value, to: &out)
-                    next += 1
+            // Members are read in place: a copy of each would retain and release its key and value.
+            members.withUnsafeBufferPointer { members in
+                for placement in order {
+                    while next < added.count, precedes(added[next].name, members[placement.position].key) {
+                        appendMember(added[next].name, added[next].value, to: &out)
+                        next += 1
+                    }
+                    appendMember(members[placement.position].key, members[placement.position].value, to: &out)
                 }
-                appendMember(member.key, member.value, to: &out)
             }
             while next < added.count {
                 appendMember(added[next].name, added[next].value, to: &out)
