@@ -86,15 +86,16 @@ extension JSONValue {
             let added = extra.count > 1 ? extra.sorted { precedes($0.name, $1.name) } : extra
             out.append(UInt8(ascii: "{"))
             var next = 0
-            // Members are read in place: a copy of each would retain and release its key and value.
-            members.withUnsafeBufferPointer { members in
-                for placement in order {
-                    while next < added.count, precedes(added[next].name, members[placement.position].key) {
-                        appendMember(added[next].name, added[next].value, to: &out)
-                        next += 1
-                    }
-                    appendMember(members[placement.position].key, members[placement.position].value, to: &out)
+            // Each member is copied (its key and value retained) before it is written, even when
+            // read in place: JSONOutput writes through a pointer that the compiler cannot tell
+            // apart from the members' storage.
+            for placement in order {
+                let member = members[placement.position]
+                while next < added.count, precedes(added[next].name, member.key) {
+                    appendMember(added[next].name, added[next].value, to: &out)
+                    next += 1
                 }
+                appendMember(member.key, member.value, to: &out)
             }
             while next < added.count {
                 appendMember(added[next].name, added[next].value, to: &out)
