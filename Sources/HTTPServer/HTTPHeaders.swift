@@ -20,8 +20,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The first value of `name`, if present.
     public subscript(name: String) -> String? {
-        // By index and length first: handing each field to a closure copied it, retaining
-        // and releasing its name and value, for every field passed over.
+        // By index: handing each field to a closure copied it, retaining and releasing its
+        // name and value, for every field passed over. The length is checked here although
+        // `equalsIgnoringASCIICase` checks it too: the call retains the name it is made on.
         let length = name.utf8.count
         for index in fields.indices where fields[index].name.utf8.count == length && fields[index].name.equalsIgnoringASCIICase(name) {
             return fields[index].value
