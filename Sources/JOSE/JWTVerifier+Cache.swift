@@ -11,6 +11,7 @@ extension JWTVerifier {
         _ token: String, using cache: JWKSCache, url: String, nonce: String? = nil
     ) async throws(JOSEError) -> (claims: JWTClaims, payload: [UInt8]) {
         let jws = try JWS(compact: token, allowedAlgorithms: algorithms, maximumLength: maximumTokenLength)
+        try checkHeader(jws)
         let keys: KeySet
         if let fresh = cache.freshKeys(for: url, kid: jws.header.kid) {
             keys = fresh

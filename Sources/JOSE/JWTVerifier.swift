@@ -21,6 +21,9 @@ public struct JWTVerifier: Sendable {
     /// Identity tokens must expire; a signed UserInfo answer need not carry `exp`, and where
     /// it does, it is checked.
     public var requiresExpiry = true
+    /// Apple names the signing key in every token it issues (apple.md §2); a token without a
+    /// `kid` is refused rather than tried against each published key.
+    public var requiresKeyID = false
     /// The longest token accepted, in bytes.
     public var maximumTokenLength: Int
     private let now: @Sendable () -> Int64
@@ -65,9 +68,7 @@ public struct JWTVerifier: Sendable {
 
     /// Verifies an already parsed token, as `verify(_:keys:nonce:)` does.
     public func verify(_ jws: JWS, keys: KeySet, nonce: String? = nil) throws(JOSEError) -> JWTClaims {
-        guard algorithms.contains(jws.header.alg) else {
-            throw .unsupportedAlgorithm("alg \(jws.header.alg.rawValue) is not allowed here")
-        }
+        try checkHeader(jws)
         var candidates = 0
         var verified = false
         // With a kid only that key is tried; without one, every key that fits the algorithm
@@ -87,6 +88,14 @@ public struct JWTVerifier: Sendable {
         let claims = try JWTClaims(payload: jws.payload)
         try validate(claims, nonce: nonce)
         return claims
+    }
+
+    /// Refuses a header this verifier does not accept before any key is looked up or fetched.
+    func checkHeader(_ jws: JWS) throws(JOSEError) {
+        guard algorithms.contains(jws.header.alg) else {
+            throw .unsupportedAlgorithm("alg \(jws.header.alg.rawValue) is not allowed here")
+        }
+        if requiresKeyID, (jws.header.kid ?? "").isEmpty { throw .malformed("the token names no kid") }
     }
 
     /// Checks the claims of a token whose signature has been verified.

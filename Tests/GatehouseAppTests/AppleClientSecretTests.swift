@@ -17,7 +17,8 @@ let rfc7515P8 = """
 @Suite("Apple client secret")
 struct AppleClientSecretTests {
     let identity = AppleClientSecret.Identity(
-        teamID: "TEAM123456", keyID: "KEY1234567", clientID: "com.example.web", audience: "https://appleid.apple.com")
+        teamID: "TEAM123456", keyID: "KEY1234567", clientID: "com.example.web", audience: "https://appleid.apple.com",
+        keyFingerprint: "p8-a")
 
     @Test("the client_secret has Apple's header and claims, and is cached")
     func shape() async throws {
@@ -37,6 +38,8 @@ struct AppleClientSecretTests {
         #expect(iat <= Double(Timestamp.now()))
         #expect(Base64URL.decode(parts[2])?.count == 64, "raw r‖s, not DER")
         #expect(try await minter.secret(for: identity, privateKeyPEM: rfc7515P8) == secret, "cached")
+        await minter.invalidate(identity)
+        #expect(try await minter.secret(for: identity, privateKeyPEM: rfc7515P8) != secret, "signed afresh once Apple refused it")
         let escaped = rfc7515P8.replacingOccurrences(of: "\n", with: "\\n")
         #expect(try await AppleClientSecret().secret(for: identity, privateKeyPEM: escaped).split(separator: ".").count == 3)
     }

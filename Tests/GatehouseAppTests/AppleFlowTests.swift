@@ -20,7 +20,7 @@ struct AppleBench {
                          "redirect_uri": "{{callback}}", "scope": "{scope}", "state": "{{state}}"}},
            "access_token": "/auth/token", "refresh": "/auth/token",
            "revoke": {"url": "/auth/revoke", "query": {"client_id": "{client_id}", "client_secret": "{client_secret}", "token": "{{token}}",
-                      "token_type_hint": "refresh_token"}},
+                      "token_type_hint": "{{token_type_hint}}"}},
            "parameters": {"client_id": "string", "client_secret": "string", "services_id": "string", "client_ids": "string",
                           "team_id": "string", "key_id": "string", "private_key": "string", "notification_url": "string",
                           "scope": {"values": {"name": "", "email": ""}}}},
@@ -29,7 +29,8 @@ struct AppleBench {
         """
     }
 
-    static func start(forwardNotifications: Bool = false) async throws -> AppleBench {
+    /// `clientID` is the keyset's `client_id`; the Services ID is always set beside it.
+    static func start(forwardNotifications: Bool = false, clientID: String = MockApple.servicesID) async throws -> AppleBench {
         let apple = try await MockApple.start()
         let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
         let gateway = try await Gateway.start(workspace: workspace)
@@ -38,7 +39,7 @@ struct AppleBench {
             throw RawHTTPError("app creation failed")
         }
         var parameters: JSONObject = [
-            "client_id": .string(MockApple.servicesID), "services_id": .string(MockApple.servicesID),
+            "client_id": .string(clientID), "services_id": .string(MockApple.servicesID),
             "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
             "team_id": .string(MockApple.teamID), "key_id": .string(MockApple.keyID), "private_key": .string(MockApple.privateKeyPEM),
             "scope": ["name", "email"],
@@ -94,15 +95,33 @@ struct AppleFlowTests {
         #expect(user["email_verified"] == true, "Apple's string \"true\" becomes a boolean")
         #expect(user["firstname"] == "Ada" && user["lastname"] == "Lovelace" && user["name"] == "Ada Lovelace")
         #expect(user["raw"]?["sub"] == .string(MockApple.subject))
+        let replayed = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "nonce": raw])
+        #expect(replayed.status == 401, "a nonce signs in once")
+        #expect(replayed.json?["error_description"]?.stringValue?.contains("already used") == true)
 
-        let reused = try await bench.native([
+        let retried = try await bench.native([
             "key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "authorization_code": fresh.authorizationCode,
         ])
-        #expect(reused.status == 400, "Apple refuses a used code")
+        #expect(retried.status == 200, "the same sign-in again: the recorded exchange, not a second one Apple would refuse")
+        #expect(retried.json?["refresh_token"] == body["refresh_token"])
+        #expect(try await bench.apple.stats()["token_code"] == 1)
+        let otherApp = try await bench.apple.nativeCredential()
+        let reused = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": otherApp.identityToken, "authorization_code": fresh.authorizationCode,
+        ])
+        #expect(reused.status != 200, "a used code with another sign-in's identity token")
 
         let later = try await bench.apple.nativeCredential(clientID: MockApple.watchBundleID, firstLogin: false)
         let again = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": later.identityToken])
         #expect(again.json?["user"]?["name"] == "Ada Lovelace", "the name from the first login is kept")
+        let sameUser = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": later.identityToken, "user": MockApple.subject,
+        ])
+        #expect(sameUser.status == 200, "the device's user identifier, matching the subject")
+        let otherUser = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": later.identityToken, "user": "000999.someone.else",
+        ])
+        #expect(otherUser.status == 401, "a user identifier that is not the token's subject")
         let wrongSecret = try await bench.native(["key": bench.key, "secret": String(repeating: "A", count: 27), "identity_token": later.identityToken])
         #expect(wrongSecret.status == 401)
         try await bench.stop()
@@ -231,9 +250,13 @@ struct AppleFlowTests {
         try await bench.stop()
     }
 
-    @Test("web sign-in: form_post callback, minted client_secret, name captured on first consent")
-    func web() async throws {
-        let bench = try await AppleBench.start()
+    @Test(
+        "web sign-in: form_post callback, minted client_secret, name captured on first consent",
+        arguments: [MockApple.servicesID, MockApple.bundleID])
+    func web(keysetClientID: String) async throws {
+        // With a keyset client_id other than the Services ID, authorize and exchange must
+        // still both use the Services ID.
+        let bench = try await AppleBench.start(clientID: keysetClientID)
         let base = "http://127.0.0.1:\(bench.gateway.port)"
         let start = try await bench.gateway.client.execute(HTTPClientRequest(
             method: "GET", url: base + "/auth/apple?k=\(bench.key)&d=http%3A%2F%2Flocalhost%2F&opts=%7B%22state%22%3A%22w%22%2C%22state_type%22%3A%22client%22%7D"))
@@ -278,6 +301,19 @@ struct AppleFlowTests {
             headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(revokeForm.utf8)))
         #expect(revoked.status == 200)
         #expect(try await bench.apple.stats()["revoke"] == 1)
+        func refresh(_ token: String) async throws -> HTTPClientResponse {
+            let form = "token=\(PercentEncoding.encode(token))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
+            return try await bench.gateway.client.execute(HTTPClientRequest(
+                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
+                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
+        }
+        #expect(try await refresh(refreshToken).status == 400, "a revoked token no longer answers from the day's check")
+        #expect(try await bench.apple.stats()["token_refresh"] == 1, "and Apple is not asked")
+        // A token Apple refuses (invalid_grant: revoked elsewhere) is refused from then on without asking again.
+        #expect(try await refresh("r-revoked-elsewhere").status == 400)
+        #expect(try await bench.apple.stats()["token_refresh"] == 2)
+        #expect(try await refresh("r-revoked-elsewhere").status == 400)
+        #expect(try await bench.apple.stats()["token_refresh"] == 2, "deauthorized: one upstream check")
         try await bench.stop()
     }
 

@@ -95,8 +95,12 @@ struct JWTVerifierTests {
         _ = try verifier.verify(token(kid: "k2", key: second), keys: keys)
         #expect(throws: JOSEError.badSignature("")) { try verifier.verify(token(kid: "k1", key: second), keys: keys) }
         #expect(throws: JOSEError.unknownKey("")) { try verifier.verify(token(kid: "k3"), keys: keys) }
-        // Without a kid every fitting key is tried.
+        // Without a kid every fitting key is tried, unless the issuer always names its key.
         _ = try verifier.verify(token(kid: nil, key: second), keys: keys)
+        var namingKeys = verifier
+        namingKeys.requiresKeyID = true
+        #expect(throws: JOSEError.malformed("")) { try namingKeys.verify(token(kid: nil, key: second), keys: keys) }
+        _ = try namingKeys.verify(token(kid: "k2", key: second), keys: keys)
         let other = try PrivateKey(pem: TestKeys.first)
         #expect(throws: JOSEError.badSignature("")) {
             try verifier.verify(token(kid: nil, key: other), keys: KeySet([KeySet.Key(kid: "k2", algorithm: nil, publicKey: second.publicKey)]))

@@ -3,7 +3,7 @@ internal import GatehouseCrypto
 internal import ProviderEngine
 
 /// Mints and caches Sign in with Apple's client_secret: an ES256 JWT signed with the team's
-/// .p8 key (apple.md §3). One secret per (team, key, client_id), renewed when half of its
+/// .p8 key (apple.md §3). One secret per (team, key, client_id, key material), renewed when half of its
 /// 30-day life has passed — far inside Apple's six-month maximum, so an expired secret can
 /// never cause an outage.
 actor AppleClientSecret {
@@ -12,6 +12,8 @@ actor AppleClientSecret {
         var keyID: String
         var clientID: String
         var audience: String
+        /// The SHA-256 of the .p8 PEM: a key replaced under the same key id signs afresh.
+        var keyFingerprint: String
     }
 
     static let lifetime: Int64 = 30 * 86_400

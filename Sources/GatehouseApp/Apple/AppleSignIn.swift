@@ -43,23 +43,42 @@ struct AppleSignIn: Sendable {
         return result
     }
 
-    /// The keyset with `client_id` set to `clientID` and a fresh `client_secret` for it.
+    /// The client_id of a web sign-in: the Services ID when the keyset names one (apple.md §1),
+    /// else its `client_id`. The authorize step and the code exchange must agree on it, or
+    /// Apple refuses the code as issued to another client.
+    static func webClientID(_ keyset: JSONObject) -> String {
+        keyset["services_id"]?.stringValue ?? keyset["client_id"]?.stringValue ?? ""
+    }
+
+    /// The keyset with `client_id` set to `clientID` (the web client_id when nil) and a fresh
+    /// `client_secret` for it.
     func prepared(_ keyset: JSONObject, definition: ProviderDefinition, clientID: String? = nil) async throws(AppleError)
         -> JSONObject
     {
         var parameters = keyset
-        let client = clientID ?? keyset["services_id"]?.stringValue ?? keyset["client_id"]?.stringValue ?? ""
-        parameters["client_id"] = .string(client)
-        guard let team = keyset["team_id"]?.stringValue, let keyID = keyset["key_id"]?.stringValue,
-            let pem = keyset["private_key"]?.stringValue
-        else {
+        parameters["client_id"] = .string(clientID ?? Self.webClientID(keyset))
+        guard let identity = Self.secretIdentity(parameters, definition: definition), let pem = keyset["private_key"]?.stringValue else {
             if keyset["client_secret"] != nil { return parameters }
             throw .configuration("the apple keyset needs team_id, key_id and private_key")
         }
-        let audience = definition.openid?.issuer ?? "https://appleid.apple.com"
-        let identity = AppleClientSecret.Identity(teamID: team, keyID: keyID, clientID: client, audience: audience)
         parameters["client_secret"] = .string(try await secrets.secret(for: identity, privateKeyPEM: pem))
         return parameters
+    }
+
+    /// Drops the client_secret minted for `prepared` parameters after Apple answered
+    /// `invalid_client` to it (apple.md §3), so the next call signs a fresh one.
+    func forgetSecret(_ prepared: JSONObject, definition: ProviderDefinition) async {
+        guard let identity = Self.secretIdentity(prepared, definition: definition) else { return }
+        await secrets.invalidate(identity)
+    }
+
+    private static func secretIdentity(_ parameters: JSONObject, definition: ProviderDefinition) -> AppleClientSecret.Identity? {
+        guard let team = parameters["team_id"]?.stringValue, let keyID = parameters["key_id"]?.stringValue,
+            let pem = parameters["private_key"]?.stringValue, let client = parameters["client_id"]?.stringValue
+        else { return nil }
+        return AppleClientSecret.Identity(
+            teamID: team, keyID: keyID, clientID: client, audience: definition.openid?.issuer ?? "https://appleid.apple.com",
+            keyFingerprint: Hex.encode(Digest.sha256(Array(pem.utf8))))
     }
 
     /// Verifies an identity token: RS256 only, Apple's issuer, an allowed audience, times with
@@ -72,7 +91,8 @@ struct AppleSignIn: Sendable {
             throw .configuration("the apple definition has no openid block with a jwks_uri")
         }
         guard !audiences.isEmpty else { throw .configuration("the apple keyset names no client_id, services_id or client_ids") }
-        let verifier = JWTVerifier(issuer: openid.issuer, audiences: audiences, algorithms: [.rs256], leeway: Self.leeway)
+        var verifier = JWTVerifier(issuer: openid.issuer, audiences: audiences, algorithms: [.rs256], leeway: Self.leeway)
+        verifier.requiresKeyID = true
         let claims: JWTClaims
         do throws(JOSEError) {
             claims = try await verifier.verify(token, using: keys, url: jwksURI)
@@ -108,6 +128,19 @@ struct AppleSignIn: Sendable {
         guard Int(status) >= minimum else {
             throw AppleError(status: 403, reason: "real_user_status \(Int(status)) is below the app's minimum \(minimum)")
         }
+    }
+
+    /// The name a native sign-in offers. `user` is either Apple's first-login JSON or, as
+    /// the iOS credential has it, the user identifier, which must then be the token's
+    /// subject (apple.md §2, step 5); `given_name` and `family_name` may carry the name too.
+    static func offeredName(user: String?, givenName: String?, familyName: String?, claims: JWTClaims) throws(AppleError)
+        -> PersonName?
+    {
+        if let user, !user.isEmpty, user.utf8.first != UInt8(ascii: "{") {
+            guard user == claims.sub else { throw .invalidToken("user is not the token's subject") }
+            return PersonName(first: givenName, last: familyName)
+        }
+        return PersonName(appleUser: user) ?? PersonName(first: givenName, last: familyName)
     }
 
     /// The unified profile from verified claims plus the first-login name. The email comes

@@ -38,11 +38,11 @@ extension LoginService {
                 identityToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: fields["nonce"],
                 authorizationCode: code)
             try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
-            var credentials: JSONObject = ["id_token": .string(identityToken)]
-            if let code {
-                credentials = try await exchangeNativeCode(code, claims: claims, definition: definition, keyset: keyset.parameters)
-            }
-            let offered = PersonName(appleUser: fields["user"]) ?? PersonName(first: fields["given_name"], last: fields["family_name"])
+            let offered = try AppleSignIn.offeredName(
+                user: fields["user"], givenName: fields["given_name"], familyName: fields["family_name"], claims: claims)
+            var credentials = try await nativeCredentials(
+                identityToken, code: code, nonce: fields["nonce"], appKey: app.key, claims: claims, definition: definition,
+                keyset: keyset.parameters)
             let name = await rememberName(offered, appKey: app.key, subject: claims.sub ?? "")
             let profile = AppleSignIn.profile(claims, name: name)
             credentials["user"] = profile
@@ -56,8 +56,66 @@ extension LoginService {
             return await deliverNative(credentials, to: caller, provider: provider)
         } catch {
             context.logger.notice("Native sign-in refused", ["provider.id": provider, "request.id": request.requestID, "error": error.reason])
-            return .error(error.status, error.status == 401 ? "invalid_token" : (error.status == 502 ? "upstream_error" : "invalid_request"), error.reason)
+            return .error(error.status, Self.appleErrorCode(error.status), error.reason)
         }
+    }
+
+    private static func appleErrorCode(_ status: Int) -> String {
+        switch status {
+        case 401: "invalid_token"
+        case 502: "upstream_error"
+        case 503: "store_unavailable"
+        default: "invalid_request"
+        }
+    }
+
+    /// The credentials of a verified native sign-in: the identity token alone, or what Apple's
+    /// code exchange gave. Apple takes a code once (apple.md §5), so the exchange is recorded
+    /// for the code's five minutes and the same sign-in sent again, a client retrying after a
+    /// lost answer, gets the same credentials; the nonce is consumed by the first.
+    private func nativeCredentials(
+        _ identityToken: String, code: String?, nonce: String?, appKey: String, claims: JWTClaims, definition: ProviderDefinition,
+        keyset: JSONObject
+    ) async throws(AppleError) -> JSONObject {
+        guard let code else {
+            _ = try await consumeNonce(nonce, appKey: appKey, claims: claims)
+            return ["id_token": .string(identityToken)]
+        }
+        let exchangeID = "apple-code:" + Hex.encode(Digest.sha256(Array((appKey + "\u{0}" + code).utf8)))
+        if let earlier = try? await readSealed(exchangeID), let record = JSONValue.parse(earlier),
+            record["sub"]?.stringValue == claims.sub, let credentials = record["credentials"]?.objectValue
+        {
+            return credentials
+        }
+        let nonceRecord = try await consumeNonce(nonce, appKey: appKey, claims: claims)
+        let credentials: JSONObject
+        do throws(AppleError) {
+            credentials = try await exchangeNativeCode(code, claims: claims, definition: definition, keyset: keyset)
+        } catch {
+            // Apple was unreachable or failed: the same sign-in may be tried again.
+            if error.status >= 500, let nonceRecord { _ = try? await context.store.takeRecord(nonceRecord) }
+            throw error
+        }
+        let record = JSONValue.object(["sub": .string(claims.sub ?? ""), "credentials": .object(credentials)])
+        _ = try? await putSealed(record.serialized(), id: exchangeID, ttlSeconds: 300)
+        return credentials
+    }
+
+    /// Marks a verified nonce used until its token expires, so a captured identity token
+    /// cannot sign in twice (apple.md §2, step 5). Returns the record to release if the
+    /// sign-in fails for reasons of Apple's own.
+    private func consumeNonce(_ nonce: String?, appKey: String, claims: JWTClaims) async throws(AppleError) -> String? {
+        guard let nonce else { return nil }
+        let id = "apple-nonce:" + Hex.encode(Digest.sha256(Array((appKey + "\u{0}" + nonce).utf8)))
+        let remaining = (claims.exp ?? 0) - Timestamp.now() + AppleSignIn.leeway
+        let fresh: Bool
+        do throws(StoreError) {
+            fresh = try await context.store.putRecord(id, value: [1], ttlSeconds: Int(max(60, remaining)))
+        } catch {
+            throw AppleError(status: 503, reason: "the store is unavailable")
+        }
+        guard fresh else { throw .invalidToken("the nonce was already used") }
+        return id
     }
 
     /// Exchanges a device's authorization code. The client_id is the identity token's
@@ -66,10 +124,14 @@ extension LoginService {
         _ code: String, claims: JWTClaims, definition: ProviderDefinition, keyset: JSONObject
     ) async throws(AppleError) -> JSONObject {
         guard let oauth2 = definition.normalisedOAuth2 else { throw .configuration("the apple definition has no token endpoint") }
-        let parameters = try await apple.prepared(keyset, definition: definition, clientID: claims.aud.first)
+        // The audience the token was accepted for: a code is issued to one bundle id.
+        let audiences = AppleSignIn.audiences(keyset)
+        let client = claims.aud.first(where: audiences.contains) ?? claims.aud.first
+        let parameters = try await apple.prepared(keyset, definition: definition, clientID: client)
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["code": code])
         switch await exchangeCode(oauth2, templates: templates, provider: definition.id) {
         case .failure(let problem):
+            if problem.refusesClient { await apple.forgetSecret(parameters, definition: definition) }
             throw AppleError(status: problem.rejectsCallerToken ? 400 : 502, reason: problem.message)
         case .success(var result):
             if let fresh = result["id_token"]?.stringValue {

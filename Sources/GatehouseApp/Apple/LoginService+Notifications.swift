@@ -21,6 +21,7 @@ extension LoginService {
         var verifier = JWTVerifier(
             issuer: openid.issuer, audiences: Array(Set(subscribers.flatMap(\.audiences))), algorithms: [.rs256], leeway: AppleSignIn.leeway)
         verifier.requiresSubject = false
+        verifier.requiresKeyID = true
         let claims: JWTClaims
         do throws(JOSEError) {
             claims = try await verifier.verify(payload, using: apple.keys, url: jwksURI)
@@ -39,7 +40,13 @@ extension LoginService {
             "jti": .string(jti), "aud": .string(claims.aud.first ?? ""),
         ])
         let record = event.serialized()
-        let fresh = (try? await putSealed(record, id: "apple-event:" + jti, ttlSeconds: 30 * 86_400)) ?? false
+        let fresh: Bool
+        do throws(StoreError) {
+            fresh = try await putSealed(record, id: "apple-event:" + jti, ttlSeconds: 30 * 86_400)
+        } catch {
+            // Not a 2xx: Apple delivers the event again later instead of it being lost.
+            return .error(503, "store_unavailable", "the store is unavailable")
+        }
         guard fresh else { return .json(JSONValue.object(["status": "duplicate"])) }
         let subject = events["sub"]?.stringValue ?? ""
         for subscriber in subscribers where claims.aud.contains(where: subscriber.audiences.contains) {

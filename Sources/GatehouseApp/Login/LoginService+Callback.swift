@@ -90,6 +90,7 @@ extension LoginService {
             switch await exchangeCode(oauth2, templates: templates, provider: provider) {
             case .failure(let problem):
                 context.logger.warning("Code exchange failed", ["provider.id": provider, "request.id": request.requestID, "error": problem.message])
+                if isApple, problem.refusesClient { await apple.forgetSecret(parameters, definition: definition) }
                 return failure(problem.message, problem.data)
             case .success(let fields): result = fields
             }
@@ -102,7 +103,9 @@ extension LoginService {
                 }
             }
             for name in oauth2.authorize.extra { if let value = flow[name] { result[name] = .string(value) } }
-            if isApple, let idToken = result["id_token"]?.stringValue {
+            if isApple {
+                // The identity token is the only signed statement of who signed in.
+                guard let idToken = result["id_token"]?.stringValue else { return failure("Apple's token response has no id_token") }
                 do throws(AppleError) {
                     let claims = try await apple.verify(
                         idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: state.nonce,
@@ -284,4 +287,7 @@ struct ProviderProblem: Error, Sendable {
 
     /// The caller's token is at fault, not the provider or the keyset: answer 4xx, not 502.
     var rejectsCallerToken: Bool { TokenResponse.rejectsCallerToken(data) }
+
+    /// The provider refused the app's own credentials: for Apple, a client_secret to re-mint.
+    var refusesClient: Bool { data["error"] == "invalid_client" }
 }

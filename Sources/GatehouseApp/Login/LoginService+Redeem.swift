@@ -60,19 +60,22 @@ extension LoginService {
         }
         guard let keyset else { return JSend.error(400, "The app has no keyset for \(provider)") }
         var parameters = keyset.parameters
-        var appleCheck: String?
+        var appleCheck: AppleTokenRecords?
         if AppleSignIn.isApple(definition) {
-            // Apple throttles refresh-token checks done more than once a day (apple.md §5):
-            // answer from the last check while it is less than a day old.
-            let id = "apple-refresh:" + Hex.encode(Digest.sha256(Array(token.utf8)))
-            if let cached = try? await readSealed(id), let body = JSONValue.parse(cached) {
-                return .json(body)
-            }
-            appleCheck = id
             let requested = fields["client_id"]
             if let requested, !AppleSignIn.audiences(parameters).contains(requested) {
                 return JSend.fail(400, field: "client_id", "not one of the app's client ids")
             }
+            let records = AppleTokenRecords(token: token, clientID: requested ?? AppleSignIn.webClientID(parameters))
+            if (try? await context.store.record(records.revoked)) != nil {
+                return JSend.fail(400, field: "token", "the refresh token was revoked")
+            }
+            // Apple throttles refresh-token checks done more than once a day (apple.md §5):
+            // answer from the last check while it is less than a day old.
+            if let cached = try? await readSealed(records.checked), let body = JSONValue.parse(cached) {
+                return .json(body)
+            }
+            appleCheck = records
             do throws(AppleError) {
                 parameters = try await apple.prepared(parameters, definition: definition, clientID: requested)
             } catch {
@@ -102,6 +105,12 @@ extension LoginService {
         return await singleFlight(flight) { () async -> RefreshOutcome in
             switch await tokenCall(outboundRequest, endpoint: endpoint, step: "refresh", extra: [], provider: provider, renew: { try? refreshRequest(nonce: $0) }) {
             case .failure(let problem):
+                if let appleCheck {
+                    // invalid_grant on a refresh means the user or the app revoked it (apple.md §5):
+                    // remember that rather than ask Apple again.
+                    if problem.rejectsCallerToken { await markRevoked(appleCheck) }
+                    if problem.refusesClient { await apple.forgetSecret(parameters, definition: definition) }
+                }
                 let body = JSONValue.object(["status": "error", "message": .string(problem.message), "data": problem.data])
                 return .failed(.json(body, status: problem.rejectsCallerToken ? 400 : 502))
             case .success(var result):
@@ -109,7 +118,7 @@ extension LoginService {
                 result["scope"] = nil
                 if result["expires_in"] == nil { result["expires_in"] = .number(3600) }
                 if let appleCheck, case let bytes = JSONValue.object(result).serialized() {
-                    _ = try? await putSealed(bytes, id: appleCheck, ttlSeconds: 86_400)
+                    _ = try? await putSealed(bytes, id: appleCheck.checked, ttlSeconds: 86_400)
                 }
                 return .refreshed(JSONValue.object(result))
             }
@@ -177,7 +186,11 @@ extension LoginService {
         guard var parameters = (try? await context.registry.keyset(appKey: key, provider: provider))??.parameters else {
             return .error(400, "invalid_request", "the app has no keyset for \(provider)")
         }
-        if AppleSignIn.isApple(definition) {
+        let isApple = AppleSignIn.isApple(definition)
+        if isApple {
+            if let requested = fields["client_id"], !AppleSignIn.audiences(parameters).contains(requested) {
+                return .error(400, "invalid_request", "client_id is not one of the app's client ids")
+            }
             do throws(AppleError) {
                 parameters = try await apple.prepared(parameters, definition: definition, clientID: fields["client_id"])
             } catch {
@@ -186,6 +199,8 @@ extension LoginService {
         }
         var flow = ["token": token]
         if let hint = fields["token_type_hint"], ["access_token", "refresh_token"].contains(hint) { flow["token_type_hint"] = hint }
+        // Apple's hint defaults to the refresh token, the one worth revoking (apple.md §1).
+        if isApple, flow["token_type_hint"] == nil { flow["token_type_hint"] = "refresh_token" }
         for name in endpoint.learnedHostFields { if let value = fields[name] { flow[name] = value } }
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: flow)
         let url: String
@@ -204,6 +219,7 @@ extension LoginService {
             guard (200..<300).contains(response.status) else {
                 context.metrics.upstream.increment(provider, "revoke", "error")
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, endpoint: endpoint))
+                if isApple, data["error"] == "invalid_client" { await apple.forgetSecret(parameters, definition: definition) }
                 let reason = TokenResponse.reason(data, status: response.status)
                 if TokenResponse.rejectsCallerToken(data) {
                     return .error(400, "invalid_token", "the provider does not accept this token (\(reason))")
@@ -211,6 +227,13 @@ extension LoginService {
                 return .error(502, "upstream_error", "the provider refused the revocation (\(reason))")
             }
             context.metrics.upstream.increment(provider, "revoke", "ok")
+            // Apple answers 200 to any token, so a refresh token named here is refused from now
+            // on, without asking Apple, and its day-old check no longer answers for it.
+            if isApple, flow["token_type_hint"] == "refresh_token" {
+                await markRevoked(AppleTokenRecords(token: token, clientID: parameters["client_id"]?.stringValue ?? ""))
+            }
+            // A revoked access token no longer finds the profile its sign-in left for `me`.
+            if flow["token_type_hint"] == "access_token" { _ = try? await context.store.takeRecord(NativeSession.recordID(token: token)) }
             return .json(JSONValue.object(["revoked": true, "provider": .string(provider)]))
         } catch {
             context.metrics.upstream.increment(provider, "revoke", "unreachable")
@@ -224,6 +247,12 @@ extension LoginService {
         request.url += (request.url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + APICaller.proof(proof, keyset: keyset, token: token)
     }
 
+    /// Refuses an Apple refresh token from now on; best effort, as Apple refuses it anyway.
+    private func markRevoked(_ records: AppleTokenRecords) async {
+        _ = try? await context.store.putRecord(records.revoked, value: [1], ttlSeconds: AppleTokenRecords.revokedSeconds)
+        _ = try? await context.store.takeRecord(records.checked)
+    }
+
     private func authenticated(key: String, secret: String) async -> Bool {
         (try? await context.registry.authenticate(key: key, secret: secret)) != nil
     }
@@ -233,4 +262,24 @@ extension LoginService {
 enum RefreshOutcome: Sendable {
     case refreshed(JSONValue)
     case failed(HTTPResponse)
+}
+
+/// The store records kept about one Apple refresh token, named by its SHA-256 so the token
+/// itself is never a key.
+struct AppleTokenRecords: Sendable {
+    /// The last successful check's answer, reused for a day.
+    let checked: String
+    /// Present once the token is known to be revoked. Per client id: Apple also answers
+    /// invalid_grant to a valid token refreshed under the wrong client id, which must not
+    /// lock the token out under its own.
+    let revoked: String
+
+    /// A revoked refresh token never comes back; the record only has to outlive its callers.
+    static let revokedSeconds = 90 * 86_400
+
+    init(token: String, clientID: String) {
+        let hash = Hex.encode(Digest.sha256(Array(token.utf8)))
+        checked = "apple-refresh:" + hash
+        revoked = "apple-revoked:" + Hex.encode(Digest.sha256(Array((clientID + "\u{0}").utf8) + Array(token.utf8)))
+    }
 }

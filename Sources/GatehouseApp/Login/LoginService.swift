@@ -115,6 +115,8 @@ struct LoginService: Sendable {
             if let list = scope.arrayValue { parameters["scope"] = .array(list) }
             state.scopeOverride = scope.stringValue ?? scope.arrayValue?.compactMap(\.stringValue).joined(separator: " ")
         }
+        // The code exchange at the callback sends this same client_id (`AppleSignIn.prepared`).
+        if AppleSignIn.isApple(definition) { parameters["client_id"] = .string(AppleSignIn.webClientID(parameters)) }
         let callback = callback(for: definition, version: version, stateID: stateID)
         var flow = ["state": stateID, "callback": callback, "nonce": nonce]
         let location: String
