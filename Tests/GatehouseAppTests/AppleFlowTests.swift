@@ -166,6 +166,13 @@ struct AppleFlowTests {
         _ = try await bench.gateway.send("PUT", "/api/admin/apps/\(otherKey)/keysets/apple", body: #"{"parameters":{"client_id":"x"}}"#)
         let foreign = try await me("k=\(otherKey)&access_token=\(access)")
         #expect(foreign.status == 401, "another app cannot read this app's session")
+
+        // consent-revoked: sign-out and unlink, so what the earlier sign-ins left answers no more.
+        let revokedConsent = try await bench.apple.notify(
+            gatewayURL: base + "/auth/apple/notifications", aud: MockApple.bundleID, type: "consent-revoked", sub: MockApple.subject)
+        #expect(revokedConsent == 200)
+        #expect(try await me("k=\(bench.key)&access_token=\(access)").status == 401)
+        #expect(try await me("k=\(bench.key)&id_token=\(later.identityToken)").status == 401)
         try await bench.stop()
     }
 

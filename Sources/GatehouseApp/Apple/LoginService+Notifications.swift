@@ -49,9 +49,13 @@ extension LoginService {
         }
         guard fresh else { return .json(JSONValue.object(["status": "duplicate"])) }
         let subject = events["sub"]?.stringValue ?? ""
+        // Apple's event_time is in milliseconds; a value no clock could show is ignored.
+        let eventTime = events["event_time"]?.numberValue.flatMap { $0 >= 0 && $0 < 1e15 ? Int64($0 / 1000) : nil }
         for subscriber in subscribers where claims.aud.contains(where: subscriber.audiences.contains) {
             if type == "consent-revoked" || type == "account-delete" || type == "account-deleted" {
+                // Sign-out and unlink (apple.md §1): the name goes, and so do earlier sign-ins' `me`.
                 _ = try? await context.store.takeRecord("apple-name:\(subscriber.appKey):\(subject)")
+                await recordAppleUnlink(appKey: subscriber.appKey, subject: subject, at: eventTime ?? Timestamp.now())
             }
             if let url = subscriber.notificationURL { forward(event, to: url, appKey: subscriber.appKey) }
         }

@@ -12,22 +12,29 @@ struct NativeSession: Sendable {
     var provider: String
     /// The unified profile, `raw` included, exactly as the sign-in returned it as `user`.
     var profile: JSONValue
+    /// When the sign-in happened (seconds since the epoch), to tell it from a later unlink.
+    var signedInAt: Int64
 
     var record: [UInt8] {
-        JSONValue.object(["key": .string(appKey), "provider": .string(provider), "profile": profile]).serialized()
+        JSONValue.object([
+            "key": .string(appKey), "provider": .string(provider), "profile": profile, "at": .number(Double(signedInAt)),
+        ]).serialized()
     }
 
-    init(appKey: String, provider: String, profile: JSONValue) {
+    init(appKey: String, provider: String, profile: JSONValue, signedInAt: Int64 = Timestamp.now()) {
         self.appKey = appKey
         self.provider = provider
         self.profile = profile
+        self.signedInAt = signedInAt
     }
 
     init?(record: [UInt8]) {
         guard let object = JSONValue.parse(record)?.objectValue, let appKey = object["key"]?.stringValue,
             let provider = object["provider"]?.stringValue, let profile = object["profile"]
         else { return nil }
-        self.init(appKey: appKey, provider: provider, profile: profile)
+        // Records written before `at` existed count as the oldest sign-ins.
+        let signedInAt = object["at"]?.numberValue.flatMap { $0 >= 0 && $0 < 1e12 ? Int64($0) : nil } ?? 0
+        self.init(appKey: appKey, provider: provider, profile: profile, signedInAt: signedInAt)
     }
 
     static func recordID(token: String) -> String {
@@ -75,9 +82,16 @@ extension LoginService {
     func nativeProfile(
         provider: String, definition: ProviderDefinition, appKey: String, token: String?, idToken: String?
     ) async -> Result<JSONValue, NativeProfileProblem> {
+        let unlinked = NativeProfileProblem(status: 401, message: "the user has since stopped using Sign in with Apple with this app")
         for candidate in [token, idToken].compactMap({ $0 }) where !candidate.isEmpty {
             do throws(StoreError) {
                 if let session = try await nativeSession(token: candidate, provider: provider), session.appKey == appKey {
+                    if AppleSignIn.isApple(definition), let subject = session.profile["id"]?.stringValue,
+                        await appleUnlinked(appKey: appKey, subject: subject, since: session.signedInAt)
+                    {
+                        _ = try? await context.store.takeRecord(NativeSession.recordID(token: candidate))
+                        return .failure(unlinked)
+                    }
                     return .success(session.profile)
                 }
             } catch {
@@ -93,10 +107,36 @@ extension LoginService {
         do throws(AppleError) {
             let claims = try await apple.verify(
                 idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: nil, authorizationCode: nil)
+            if await appleUnlinked(appKey: appKey, subject: claims.sub ?? "", since: claims.iat ?? 0) { return .failure(unlinked) }
             let name = await rememberName(nil, appKey: appKey, subject: claims.sub ?? "")
             return .success(AppleSignIn.profile(claims, name: name))
         } catch {
             return .failure(NativeProfileProblem(status: error.status == 502 ? 502 : 401, message: error.reason))
         }
+    }
+}
+
+extension LoginService {
+    /// How long an unlink is remembered: longer than any session or identity token it ends.
+    static let appleUnlinkSeconds = 86_400
+
+    static func appleUnlinkID(appKey: String, subject: String) -> String {
+        "apple-unlinked:\(appKey):\(subject)"
+    }
+
+    /// Records that `subject` stopped using Sign in with Apple with the app (consent revoked,
+    /// account deleted) at `time`, ending what earlier sign-ins left for `me`.
+    func recordAppleUnlink(appKey: String, subject: String, at time: Int64) async {
+        let id = Self.appleUnlinkID(appKey: appKey, subject: subject)
+        _ = try? await context.store.takeRecord(id)
+        _ = try? await context.store.putRecord(id, value: Array(String(time).utf8), ttlSeconds: Self.appleUnlinkSeconds)
+    }
+
+    /// True if `subject` unlinked the app at or after `since`; a sign-in after that stands.
+    func appleUnlinked(appKey: String, subject: String, since: Int64) async -> Bool {
+        guard let bytes = try? await context.store.record(Self.appleUnlinkID(appKey: appKey, subject: subject)),
+            let time = Int64(String(decoding: bytes, as: UTF8.self))
+        else { return false }
+        return time >= since
     }
 }

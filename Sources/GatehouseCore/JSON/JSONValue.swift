@@ -27,6 +27,12 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The number payload, if this is a number.
+    public var numberValue: Double? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
     /// The boolean payload, if this is a boolean.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
