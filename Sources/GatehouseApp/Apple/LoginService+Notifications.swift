@@ -17,18 +17,21 @@ extension LoginService {
         guard let definition = context.providers.definition("apple"), let openid = definition.openid, let jwksURI = openid.jwksURI else {
             return .error(404, "not_found", "apple is not configured")
         }
-        let subscribers = await appleSubscribers()
-        var verifier = JWTVerifier(
-            issuer: openid.issuer, audiences: Array(Set(subscribers.flatMap(\.audiences))), algorithms: [.rs256], leeway: AppleSignIn.leeway)
-        verifier.requiresSubject = false
-        verifier.requiresKeyID = true
+        // The body is anyone's to send: the signature is checked before any app is read, with
+        // the token's own audiences, which must then belong to an app here.
         let claims: JWTClaims
         do throws(JOSEError) {
+            let unverified = try JWTClaims(payload: try JWS(compact: payload, allowedAlgorithms: [.rs256]).payload)
+            var verifier = JWTVerifier(issuer: openid.issuer, audiences: unverified.aud, algorithms: [.rs256], leeway: AppleSignIn.leeway)
+            verifier.requiresSubject = false
+            verifier.requiresKeyID = true
             claims = try await verifier.verify(payload, using: apple.keys, url: jwksURI)
         } catch {
             context.logger.notice("Apple notification refused", ["request.id": request.requestID, "error": error.reason])
             return .error(400, "invalid_token", "the notification is not valid: \(error.reason)")
         }
+        let subscribers = await appleSubscribers().filter { claims.aud.contains(where: $0.audiences.contains) }
+        guard !subscribers.isEmpty else { return .error(400, "invalid_token", "the notification is not meant for an app here") }
         // `events` is a JSON document inside a string claim; parse it a second time.
         guard let eventsText = claims.raw["events"]?.stringValue,
             let events = JSONValue.parse(Array(eventsText.utf8)), let type = events["type"]?.stringValue
@@ -51,7 +54,7 @@ extension LoginService {
         let subject = events["sub"]?.stringValue ?? ""
         // Apple's event_time is in milliseconds; a value no clock could show is ignored.
         let eventTime = events["event_time"]?.numberValue.flatMap { $0 >= 0 && $0 < 1e15 ? Int64($0 / 1000) : nil }
-        for subscriber in subscribers where claims.aud.contains(where: subscriber.audiences.contains) {
+        for subscriber in subscribers {
             if type == "consent-revoked" || type == "account-delete" || type == "account-deleted" {
                 // Sign-out and unlink (apple.md §1): the name goes, and so do earlier sign-ins' `me`.
                 _ = try? await context.store.takeRecord("apple-name:\(subscriber.appKey):\(subject)")
