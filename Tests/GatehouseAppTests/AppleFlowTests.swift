@@ -30,10 +30,12 @@ struct AppleBench {
     }
 
     /// `clientID` is the keyset's `client_id`; the Services ID is always set beside it.
-    static func start(forwardNotifications: Bool = false, clientID: String = MockApple.servicesID) async throws -> AppleBench {
+    static func start(
+        forwardNotifications: Bool = false, clientID: String = MockApple.servicesID, store: String = "memory:"
+    ) async throws -> AppleBench {
         let apple = try await MockApple.start()
         let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
-        let gateway = try await Gateway.start(workspace: workspace)
+        let gateway = try await Gateway.start(workspace: workspace, store: store)
         let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"ios","domains":["localhost"]}"#)
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed")

@@ -51,11 +51,12 @@ extension ScaleOutSuites {
         }
 
         /// Polls /readyz until it answers 200; returns how long that took.
-        static func waitUntilReady(_ bench: LoginBench, within limit: Duration = .seconds(10)) async throws -> Duration {
+        static func waitUntilReady(_ gateway: Gateway, within limit: Duration = .seconds(10)) async throws -> Duration {
             let clock = ContinuousClock()
             let started = clock.now
             while clock.now - started < limit {
-                if try await bench.get(bench.base + "/readyz").status == 200 { return clock.now - started }
+                let ready = try await gateway.client.execute(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(gateway.port)/readyz"))
+                if ready.status == 200 { return clock.now - started }
                 try await Task.sleep(for: .milliseconds(50))
             }
             throw RawHTTPError("the gateway did not become ready again within \(limit)")
@@ -75,7 +76,7 @@ extension ScaleOutSuites {
             try await Self.expectFastUnavailable(bench, pending: pending)
 
             try await redis.restart()
-            let recovery = try await Self.waitUntilReady(bench)
+            let recovery = try await Self.waitUntilReady(bench.gateway)
             #expect(recovery < .seconds(3), "recovered after \(recovery)")
             #expect(try await bench.redeem(pending).status == 200, "a code stored before the outage still works once")
             #expect(try await bench.redeem(pending).status == 400)
@@ -96,7 +97,7 @@ extension ScaleOutSuites {
             try await Self.expectFastUnavailable(bench, pending: pending)
             redis.pause(false)
 
-            let recovery = try await Self.waitUntilReady(bench)
+            let recovery = try await Self.waitUntilReady(bench.gateway)
             #expect(recovery < .seconds(3), "recovered after \(recovery)")
             // A redemption is one atomic take; the takes that timed out reached the hung server
             // and ran when it woke, so the code is spent, as a one-time code whose exchange
@@ -105,6 +106,24 @@ extension ScaleOutSuites {
             let fresh = try await Self.code(bench)
             #expect(try await bench.redeem(fresh).status == 200, "logins work again")
             #expect(try await bench.redeem(fresh).status == 400)
+            try await bench.stop()
+            await redis.stop()
+        }
+
+        @Test("an Apple notification that arrives while Redis hangs answers 503, so Apple delivers it again")
+        func appleNotificationDuringOutage() async throws {
+            let redis = try await RedisServer.launch()
+            let bench = try await AppleBench.start(store: redis.url())
+            let url = "http://127.0.0.1:\(bench.gateway.port)/auth/apple/notifications"
+            func notify() async throws -> Int {
+                try await bench.apple.notify(gatewayURL: url, aud: MockApple.bundleID, type: "email-disabled", sub: MockApple.subject)
+            }
+            #expect(try await notify() == 200)
+            redis.pause(true)
+            #expect(try await notify() == 503, "neither recorded nor refused: a 2xx or a 400 would lose it")
+            redis.pause(false)
+            _ = try await Self.waitUntilReady(bench.gateway)
+            #expect(try await notify() == 200)
             try await bench.stop()
             await redis.stop()
         }

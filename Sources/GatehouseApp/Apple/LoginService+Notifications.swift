@@ -30,7 +30,12 @@ extension LoginService {
             context.logger.notice("Apple notification refused", ["request.id": request.requestID, "error": error.reason])
             return .error(400, "invalid_token", "the notification is not valid: \(error.reason)")
         }
-        let subscribers = await appleSubscribers().filter { claims.aud.contains(where: $0.audiences.contains) }
+        let subscribers: [AppleSubscriber]
+        do throws(RegistryError) {
+            subscribers = try await appleSubscribers().filter { claims.aud.contains(where: $0.audiences.contains) }
+        } catch {
+            return .error(503, "store_unavailable", "the store is unavailable")
+        }
         guard !subscribers.isEmpty else { return .error(400, "invalid_token", "the notification is not meant for an app here") }
         // `events` is a JSON document inside a string claim; parse it a second time.
         guard let eventsText = claims.raw["events"]?.stringValue,
@@ -72,10 +77,18 @@ extension LoginService {
         var notificationURL: String?
     }
 
-    private func appleSubscribers() async -> [AppleSubscriber] {
+    /// The apps with an apple keyset. An unavailable store is an error, not "no app": Apple
+    /// must deliver the event again rather than be told nobody wants it. A record that cannot
+    /// be opened only leaves its app out.
+    private func appleSubscribers() async throws(RegistryError) -> [AppleSubscriber] {
+        func unlessUnavailable<Value>(_ read: () async throws(RegistryError) -> Value?) async throws(RegistryError) -> Value? {
+            do { return try await read() } catch where error.code == .unavailable { throw error } catch { return nil }
+        }
         var result: [AppleSubscriber] = []
-        for app in (try? await context.registry.apps()) ?? [] {
-            guard let keyset = try? await context.registry.keyset(appKey: app.key, provider: "apple") else { continue }
+        for app in try await unlessUnavailable({ () async throws(RegistryError) in try await context.registry.apps() }) ?? [] {
+            guard let keyset = try await unlessUnavailable({ () async throws(RegistryError) in
+                try await context.registry.keyset(appKey: app.key, provider: "apple")
+            }) else { continue }
             let url = keyset.parameters["notification_url"]?.stringValue.flatMap { text in WebURL(text) == nil ? nil : text }
             result.append(AppleSubscriber(appKey: app.key, audiences: AppleSignIn.audiences(keyset.parameters), notificationURL: url))
         }
