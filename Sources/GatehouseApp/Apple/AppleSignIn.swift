@@ -51,10 +51,13 @@ struct AppleSignIn: Sendable {
     }
 
     /// The keyset with `client_id` set to `clientID` (the web client_id when nil) and a fresh
-    /// `client_secret` for it.
+    /// `client_secret` for it. A caller-chosen `clientID` must be one of the app's audiences.
     func prepared(_ keyset: JSONObject, definition: ProviderDefinition, clientID: String? = nil) async throws(AppleError)
         -> JSONObject
     {
+        if let clientID, !Self.audiences(keyset).contains(clientID) {
+            throw .configuration("client_id is not one of the app's client ids")
+        }
         var parameters = keyset
         parameters["client_id"] = .string(clientID ?? Self.webClientID(keyset))
         guard let identity = Self.secretIdentity(parameters, definition: definition), let pem = keyset["private_key"]?.stringValue else {

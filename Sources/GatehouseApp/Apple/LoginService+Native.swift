@@ -124,9 +124,10 @@ extension LoginService {
         _ code: String, claims: JWTClaims, definition: ProviderDefinition, keyset: JSONObject
     ) async throws(AppleError) -> JSONObject {
         guard let oauth2 = definition.normalisedOAuth2 else { throw .configuration("the apple definition has no token endpoint") }
-        // The audience the token was accepted for: a code is issued to one bundle id.
+        // The audience the token was accepted for (verification found one): a code is issued
+        // to one bundle id.
         let audiences = AppleSignIn.audiences(keyset)
-        let client = claims.aud.first(where: audiences.contains) ?? claims.aud.first
+        let client = claims.aud.first(where: audiences.contains)
         let parameters = try await apple.prepared(keyset, definition: definition, clientID: client)
         let templates = TemplateContext(keyset: parameters, parameters: oauth2.parameters, flow: ["code": code])
         switch await exchangeCode(oauth2, templates: templates, provider: definition.id) {

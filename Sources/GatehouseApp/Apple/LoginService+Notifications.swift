@@ -81,14 +81,15 @@ extension LoginService {
     /// must deliver the event again rather than be told nobody wants it. A record that cannot
     /// be opened only leaves its app out.
     private func appleSubscribers() async throws(RegistryError) -> [AppleSubscriber] {
-        func unlessUnavailable<Value>(_ read: () async throws(RegistryError) -> Value?) async throws(RegistryError) -> Value? {
-            do { return try await read() } catch where error.code == .unavailable { throw error } catch { return nil }
-        }
+        var apps: [App] = []
+        do { apps = try await context.registry.apps() } catch where error.code == .unavailable { throw error } catch {}
         var result: [AppleSubscriber] = []
-        for app in try await unlessUnavailable({ () async throws(RegistryError) in try await context.registry.apps() }) ?? [] {
-            guard let keyset = try await unlessUnavailable({ () async throws(RegistryError) in
-                try await context.registry.keyset(appKey: app.key, provider: "apple")
-            }) else { continue }
+        for app in apps {
+            let found: Keyset?
+            do { found = try await context.registry.keyset(appKey: app.key, provider: "apple") } catch where error.code == .unavailable {
+                throw error
+            } catch { found = nil }
+            guard let keyset = found else { continue }
             let url = keyset.parameters["notification_url"]?.stringValue.flatMap { text in WebURL(text) == nil ? nil : text }
             result.append(AppleSubscriber(appKey: app.key, audiences: AppleSignIn.audiences(keyset.parameters), notificationURL: url))
         }

@@ -289,5 +289,5 @@ struct ProviderProblem: Error, Sendable {
     var rejectsCallerToken: Bool { TokenResponse.rejectsCallerToken(data) }
 
     /// The provider refused the app's own credentials: for Apple, a client_secret to re-mint.
-    var refusesClient: Bool { data["error"] == "invalid_client" }
+    var refusesClient: Bool { TokenResponse.refusesClient(data) }
 }

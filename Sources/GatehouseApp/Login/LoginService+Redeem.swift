@@ -63,9 +63,6 @@ extension LoginService {
         var appleCheck: AppleTokenRecords?
         if AppleSignIn.isApple(definition) {
             let requested = fields["client_id"]
-            if let requested, !AppleSignIn.audiences(parameters).contains(requested) {
-                return JSend.fail(400, field: "client_id", "not one of the app's client ids")
-            }
             let records = AppleTokenRecords(token: token, clientID: requested ?? AppleSignIn.webClientID(parameters))
             if (try? await context.store.record(records.revoked)) != nil {
                 return JSend.fail(400, field: "token", "the refresh token was revoked")
@@ -188,9 +185,6 @@ extension LoginService {
         }
         let isApple = AppleSignIn.isApple(definition)
         if isApple {
-            if let requested = fields["client_id"], !AppleSignIn.audiences(parameters).contains(requested) {
-                return .error(400, "invalid_request", "client_id is not one of the app's client ids")
-            }
             do throws(AppleError) {
                 parameters = try await apple.prepared(parameters, definition: definition, clientID: fields["client_id"])
             } catch {
@@ -219,7 +213,7 @@ extension LoginService {
             guard (200..<300).contains(response.status) else {
                 context.metrics.upstream.increment(provider, "revoke", "error")
                 let data = TokenResponse.errorData(TokenResponse.fields(of: response, endpoint: endpoint))
-                if isApple, data["error"] == "invalid_client" { await apple.forgetSecret(parameters, definition: definition) }
+                if isApple, TokenResponse.refusesClient(data) { await apple.forgetSecret(parameters, definition: definition) }
                 let reason = TokenResponse.reason(data, status: response.status)
                 if TokenResponse.rejectsCallerToken(data) {
                     return .error(400, "invalid_token", "the provider does not accept this token (\(reason))")

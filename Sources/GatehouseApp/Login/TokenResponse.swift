@@ -75,6 +75,11 @@ enum TokenResponse {
     /// revoked or unknown) rather than failing, or refusing the gateway's own client
     /// credentials: RFC 6749 §5.2 `invalid_grant`, RFC 6750 `invalid_token`, and the Graph
     /// API's code 190 (invalid access token).
+    /// The provider refused the app's own credentials (for Apple, a client_secret to re-mint).
+    static func refusesClient(_ data: JSONValue) -> Bool {
+        data["error"] == "invalid_client"
+    }
+
     static func rejectsCallerToken(_ data: JSONValue) -> Bool {
         ["invalid_grant", "invalid_token"].contains(data["error"]?.stringValue ?? "")
             || (data["type"] == "OAuthException" && data["code"] == 190)
