@@ -32,6 +32,8 @@ struct HostileInputTests {
         var relaysBody = false
         /// The admin API shows an app's secret to the admin, as `apps show` does.
         var showsAppSecret = false
+        /// Login starts and the IE relay answer a browser: their refusals are HTML pages.
+        var servesPage = false
     }
 
     @Test("hostile values on every route get 4xx JSON answers, and no secret is echoed or logged", arguments: TestStore.allCases)
@@ -66,7 +68,14 @@ struct HostileInputTests {
             #expect(answer.status < 500 || tolerated, "\(answer.status) for \(probe.description)")
             // libmicrohttpd's own refusals (a request it cannot parse) never reach a handler and
             // carry no request id; everything Gatehouse answers with an error is JSON.
-            if answer.status >= 400, answer.header("X-Request-Id") != nil, !probe.relaysBody {
+            if answer.status >= 400, answer.header("X-Request-Id") != nil, probe.servesPage,
+                answer.header("Content-Type")?.hasPrefix("text/html") == true
+            {
+                #expect(answer.header("Content-Security-Policy")?.contains("default-src 'none'") == true, "\(probe.description)")
+                for markup in ["<script>alert", "<img src=x", "javascript:alert"] {
+                    #expect(!answer.text.contains(markup), "unescaped \(markup) in the page for \(probe.description)")
+                }
+            } else if answer.status >= 400, answer.header("X-Request-Id") != nil, !probe.relaysBody {
                 #expect(answer.header("Content-Type")?.hasPrefix("application/json") == true, "\(probe.description)")
                 #expect(JSONValue.parse(answer.body) != nil, "\(probe.description)")
             }
@@ -131,9 +140,11 @@ struct HostileInputTests {
         var reachesUpstream = false
         var relaysBody = false
         var showsAppSecret = false
+        var servesPage = false
         switch Int.random(in: 0..<7, using: &generator) {
         case 0:
             target = "/auth/\(provider)?k=\(key)&" + query(["k", "d", "opts", "redirect_uri", "redirect_type", "mobile", "oauthv"])
+            servesPage = true
         case 1:
             target = "/auth?" + query(["state", "code", "error", "error_description", "oauth_token", "oauth_verifier", "id_token", "user"])
             if Bool.random(using: &generator) {
@@ -182,6 +193,7 @@ struct HostileInputTests {
             target = ["/api/providers/\(provider)?extend=" + encoded(value()), "/api/providers/\(provider)/logo",
                       "/auth/iframe?" + query(["d", "k"]), "/api/extended-endpoints", "/auth/\(provider)/jwks?" + query(["k"])]
                 .randomElement(using: &generator) ?? "/"
+            servesPage = target.hasPrefix("/auth/iframe")
         default:
             method = ["GET", "POST", "DELETE", "TRACE", "BREW"].randomElement(using: &generator) ?? "GET"
             target = "/" + encoded(value()) + "/" + encoded(value())
@@ -190,6 +202,6 @@ struct HostileInputTests {
         let text = "\(method) \(target) HTTP/1.1\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n" + body
         return Probe(
             description: "\(method) \(target.prefix(200)) \(body.prefix(200))", text: text, reachesUpstream: reachesUpstream,
-            relaysBody: relaysBody, showsAppSecret: showsAppSecret)
+            relaysBody: relaysBody, showsAppSecret: showsAppSecret, servesPage: servesPage)
     }
 }

@@ -316,7 +316,7 @@ struct LoginBench {
     /// The message carried after `oauthio=` in a URL (fragment or query).
     static func message(inURL url: String) throws -> JSONValue {
         guard let range = url.range(of: "oauthio=") else { throw RawHTTPError("no oauthio in \(url)") }
-        let encoded = url[range.upperBound...].prefix { $0 != "&" }
+        let encoded = url[range.upperBound...].prefix { $0 != "&" && $0 != "#" }
         guard let text = PercentEncoding.decode(encoded) else { throw RawHTTPError("bad encoding") }
         return try JSONCoding.decode(JSONValue.self, from: Array(text.utf8))
     }

@@ -26,7 +26,8 @@ extension LoginService {
             return JSend.fail(400, field: "state", "invalid or expired")
         }
         let target = ResultDelivery.Target(
-            origin: state.origin, redirectURI: state.redirectURI, redirectType: state.redirectType, userAgent: request.headers["user-agent"])
+            origin: state.origin, redirectURI: state.redirectURI, redirectType: state.redirectType, userAgent: request.headers["user-agent"],
+            secureCookie: context.configuration.publicURL.hasPrefix("https://"))
         let outcome = await finish(state: state, stateID: stateID, fields: fields, request: request)
         return ResultDelivery.respond(outcome, to: target)
     }

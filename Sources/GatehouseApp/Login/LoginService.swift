@@ -45,50 +45,59 @@ struct LoginService: Sendable {
     func start(_ request: HTTPRequest) async -> HTTPResponse {
         let providerID = request.parameter("provider").lowercased()
         let fields = RequestFields(request)
+        let redirectText = fields["redirect_uri"]
         // The page origin: Referer, then Origin, then `d`, then redirect_uri (OAuth.io's order).
-        let candidates = [request.headers["referer"], request.headers["origin"], fields["d"], fields["redirect_uri"]]
-        guard let reference = candidates.compactMap({ $0 }).first, let page = WebURL(reference, assumeHTTP: true) else {
+        // A page known only by its redirect_uri (the mobile SDKs) is checked as a redirect target.
+        let pageText = [request.headers["referer"], request.headers["origin"], fields["d"]].compactMap { $0 }.first
+        guard let page = pageText.map({ WebURL($0, assumeHTTP: true) }) ?? redirectText.flatMap({ WebURL($0) }) else {
             return JSend.error(400, "Cannot find the page origin: send a Referer or Origin header, or the d parameter")
         }
         var options: JSONObject = [:]
+        var optionsReadable = true
         if let text = fields["opts"] {
-            guard let parsed = JSONValue.parse(Array(text.utf8)), let object = parsed.objectValue else {
-                return JSend.fail(400, field: "opts", "Options must be an object")
-            }
-            options = object
+            if let object = JSONValue.parse(Array(text.utf8))?.objectValue { options = object } else { optionsReadable = false }
         }
-        guard let key = fields["k"] else { return JSend.error(400, "Missing OAuth.io public key.") }
+        let clientState = options["state"]?.stringValue
+        // Until the key, the page and the redirect target are verified, an error goes back as
+        // text only: posted to the page, as the SDKs wait for it, or shown to the user when a
+        // redirect was asked for, since an unverified address is never redirected to.
+        func refuse(_ message: String, status: Int = 400) -> HTTPResponse {
+            ResultDelivery.refuse(
+                .error(message, state: clientState, provider: providerID), page: page, redirectRequested: redirectText != nil,
+                status: status)
+        }
+        guard optionsReadable else { return refuse("Options must be an object") }
+        guard let key = fields["k"] else { return refuse("Missing OAuth.io public key.") }
         let app: App
         do throws(RegistryError) {
             app = try await context.registry.app(key: key)
         } catch {
-            return error.code == .notFound ? JSend.fail(400, field: "k", "unknown public key") : JSend.error(error.status, error.reason)
+            return error.code == .notFound ? refuse("Unknown public key") : refuse(error.reason, status: error.status)
         }
-        let check = DomainCheck(domains: app.domains, gatewayHost: context.gatewayHost)
-        guard check.allows(page) else { return JSend.error(400, "Origin \"\(page.origin)\" does not match any registered domain") }
-        var redirectURI: String?
-        if let text = fields["redirect_uri"] {
-            guard let target = WebURL(text), target.isSafeRedirectTarget, check.allows(target) else {
-                return JSend.error(400, "The redirect_uri does not match any registered domain")
+        let check = DomainCheck(domains: app.domains, gateway: context.gateway)
+        let pageAllowed = pageText == nil ? check.allowsRedirect(page) : check.allowsPage(page)
+        guard pageAllowed else { return refuse("Origin \"\(page.origin)\" does not match any registered domain") }
+        if let redirectText {
+            guard let target = WebURL(redirectText), check.allowsRedirect(target) else {
+                return refuse("The redirect_uri does not match any registered domain")
             }
-            redirectURI = text
         }
         let mobile = fields["mobile"] == "true"
-        let clientState = options["state"]?.stringValue
         let clientMode = mobile || options["state_type"]?.stringValue == "client" || clientState == nil
         let origin = page.origin
         let target = ResultDelivery.Target(
-            origin: origin, redirectURI: redirectURI, redirectType: fields["redirect_type"], userAgent: request.headers["user-agent"])
-        func deliver(_ message: String, data: JSONValue = .null) -> HTTPResponse {
-            ResultDelivery.respond(.error(message, data: data, state: clientState, provider: providerID), to: target)
+            origin: origin, redirectURI: redirectText, redirectType: fields["redirect_type"], userAgent: request.headers["user-agent"],
+            secureCookie: context.configuration.publicURL.hasPrefix("https://"))
+        func deliver(_ message: String, data: JSONValue = .null, status: Int = 200) -> HTTPResponse {
+            ResultDelivery.respond(.error(message, data: data, state: clientState, provider: providerID), to: target, status: status)
         }
         guard let definition = context.providers.definition(providerID) else { return deliver("Unknown provider '\(providerID)'") }
         let keyset: Keyset?
         do throws(RegistryError) {
             keyset = try await context.registry.keyset(appKey: app.key, provider: providerID)
         } catch {
-            // An unreachable store is the gateway's failure, not the login's: a plain 503.
-            return error.status == 503 ? JSend.error(503, "The store is unavailable") : deliver(error.reason)
+            // An unreachable store is the gateway's failure, not the login's.
+            return error.status == 503 ? deliver("The store is unavailable", status: 503) : deliver(error.reason)
         }
         guard let keyset else { return deliver("The app has no keyset for \(providerID)") }
         if keyset.responseType == .code, clientMode {
@@ -96,15 +105,16 @@ struct LoginService: Sendable {
         }
         let version: OAuthVersion
         switch fields["oauthv"] {
-        case "1" where definition.oauth1 != nil: version = .oauth1
-        case "2" where definition.oauth2 != nil: version = .oauth2
-        default:
+        case nil:
             guard let preferred = definition.defaultVersion else { return deliver("\(providerID) has no browser login") }
             version = preferred
+        case "1" where definition.oauth1 != nil: version = .oauth1
+        case "2" where definition.oauth2 != nil: version = .oauth2
+        default: return deliver("Unsupported oauth version")
         }
         guard let stateID = try? SecureRandom.identifier(), let nonce = try? SecureRandom.identifier() else { return deliver("Internal error") }
         var state = LoginState(
-            appKey: app.key, provider: providerID, version: version.rawValue, origin: origin, redirectURI: redirectURI,
+            appKey: app.key, provider: providerID, version: version.rawValue, origin: origin, redirectURI: redirectText,
             redirectType: fields["redirect_type"], mobile: mobile, clientState: clientState, clientMode: clientMode,
             responseType: keyset.responseType, codeVerifier: nil, nonce: nil, requestTokenSecret: nil, scopeOverride: nil,
             createdAt: Timestamp.now())
@@ -181,7 +191,7 @@ struct LoginService: Sendable {
             if let count = unstoredStates.occurrence() {
                 context.logger.error("State not stored", ["request.id": request.requestID, "error": error.description, "states.unstored": "\(count)"])
             }
-            return JSend.error(503, "The store is unavailable")
+            return deliver("The store is unavailable", status: 503)
         }
         var response = HTTPResponse(status: 302)
         response.headers.add("Location", location)

@@ -1,7 +1,9 @@
 internal import GatehouseCore
 
 /// Just enough URL parsing for origin and whitelist checks: scheme, host, port, path.
-/// Anything with characters a browser would not send, or with credentials in it, is refused.
+/// Anything with characters a browser would not send, or with credentials in it, is refused;
+/// so is a host that is not a DNS name, a `*.` wildcard (for whitelist entries) or a bracketed
+/// IPv6 address. A scheme's default port is no port, as in the Origin header browsers send.
 struct WebURL: Sendable, Hashable {
     let scheme: String
     let host: String
@@ -59,11 +61,11 @@ struct WebURL: Sendable, Hashable {
             guard portText.count <= 5, portText.allSatisfy(Self.isDigit) else { return nil }
             let value = portText.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
             guard (1...65535).contains(value) else { return nil }
-            port = value
+            port = Self.defaultPort(self.scheme) == value ? nil : value
         } else {
             port = nil
         }
-        guard !hostPart.isEmpty else { return nil }
+        guard Self.isHost(hostPart) else { return nil }
         host = Self.lowercased(hostPart)
         let pathEnd = rest[authorityEnd...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
         path = String(decoding: rest[authorityEnd..<pathEnd], as: UTF8.self)
@@ -113,12 +115,38 @@ struct WebURL: Sendable, Hashable {
         }
     }
 
-    /// True for schemes a redirect may go to: web pages and app-registered custom schemes,
-    /// never script or data URLs.
-    var isSafeRedirectTarget: Bool {
+    /// An `http` or `https` URL: what a web page's origin is.
+    var isWebPage: Bool { scheme == "http" || scheme == "https" }
+
+    /// Same scheme, host and port (default ports are already folded away).
+    func sameOrigin(_ other: WebURL) -> Bool {
+        scheme == other.scheme && host == other.host && port == other.port
+    }
+
+    private static func defaultPort(_ scheme: String) -> Int? {
         switch scheme {
-        case "javascript", "data", "vbscript", "file", "blob", "about": false
-        default: true
+        case "http": 80
+        case "https": 443
+        default: nil
         }
+    }
+
+    /// A DNS name's letters, digits, `-`, `_` and dots (with `*` for whitelist wildcards), or a
+    /// bracketed IPv6 address; never `%`, so no zone ids and no encoded bytes in a host.
+    private static func isHost(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
+        if first == UInt8(ascii: "[") {
+            let inner = bytes.dropFirst().dropLast()
+            return bytes.last == UInt8(ascii: "]") && !inner.isEmpty
+                && inner.allSatisfy { isHexDigit($0) || $0 == colon || $0 == UInt8(ascii: ".") }
+        }
+        return bytes.allSatisfy { byte in
+            isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "*")
+        }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || ((byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "f"))
     }
 }

@@ -197,8 +197,7 @@ struct ProviderAPI: Sendable {
         // oauthd never checked the page here (§6.2); a page outside the whitelist is refused.
         for candidate in [request.headers["origin"], request.headers["referer"]] {
             guard let text = candidate, let page = WebURL(text, assumeHTTP: true) else { continue }
-            let check = DomainCheck(domains: app.domains, gatewayHost: context.gatewayHost)
-            guard check.allows(page) else {
+            guard DomainCheck(domains: app.domains, gateway: context.gateway).allowsPage(page) else {
                 return .failure(Refusal(JSend.error(403, "Origin \"\(page.origin)\" does not match any registered domain")))
             }
             break

@@ -5,8 +5,7 @@ internal import HTTPServer
 enum AuthRoutes {
     static func register(on router: inout Router, login: LoginService) {
         router.add("GET", "/auth/iframe", .immediate { request in
-            let origin = request.queryValue("d").flatMap { WebURL($0, assumeHTTP: true)?.origin } ?? ""
-            return ResultDelivery.iframeRelay(origin: origin)
+            ResultDelivery.iframeRelay(origin: request.queryValue("d").flatMap { WebURL($0, assumeHTTP: true) })
         })
         router.add("POST", "/auth/access_token", .deferred { await login.redeem($0) })
         router.add("POST", "/auth/refresh_token/:provider", .deferred { await login.refresh($0) })

@@ -10,8 +10,8 @@ struct GatewayContext: Sendable {
     let logger: Logger
     /// What `/metrics` reports; the store above already counts its failures into it.
     let metrics: Metrics
-    /// The public URL's host, which domain checks always admit: parsed once, not per sign-in.
-    let gatewayHost: String?
+    /// The public URL, parsed once: its origin may start logins but never receive their result.
+    let gateway: WebURL?
 
     init(
         configuration: GatehouseConfiguration, store: any Store, registry: AppRegistry, providers: ProviderCatalog, logger: Logger,
@@ -23,6 +23,6 @@ struct GatewayContext: Sendable {
         self.providers = providers
         self.logger = logger
         self.metrics = metrics
-        gatewayHost = WebURL(configuration.publicURL)?.host
+        gateway = WebURL(configuration.publicURL)
     }
 }
