@@ -1,8 +1,8 @@
 /// The client's IP address, kept as bytes and formatted only when read: most requests never
 /// need the text, and formatting on every request showed up in profiles.
 public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
-    private let bytes: (UInt64, UInt64)
-    private let length: UInt8
+    let bytes: (UInt64, UInt64)
+    let length: UInt8
 
     /// An unknown address.
     public static let unknown = PeerAddress(high: 0, low: 0, length: 0)

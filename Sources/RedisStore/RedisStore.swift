@@ -122,6 +122,13 @@ public final class RedisStore: Store {
         try await optionalBytes(["GETDEL", recordKey(id)])
     }
 
+    public func spendToken(_ name: String, rule: BucketRule) async throws(StoreError) -> Int? {
+        let wait = try await integer([
+            "EVAL", Self.spendTokenScript, "1", prefix + "bucket:" + name, String(rule.capacity), String(rule.perSecond),
+        ])
+        return wait > 0 ? Int(wait) : nil
+    }
+
     public func ping() async throws(StoreError) {
         guard case .status = try await command(["PING"]) else { throw .unavailable("redis: unexpected answer to PING") }
     }
@@ -184,9 +191,10 @@ public final class RedisStore: Store {
         return bytes
     }
 
-    /// `v1|<response type>|<updated>|` then the sealed bytes, which may contain anything.
+    /// `v2|<response type>|<updated>|<device sign-in 1 or 0>|` then the sealed bytes, which may
+    /// contain anything. `v1` lacked the device field: those keysets allow device sign-in.
     static func encodeKeyset(_ keyset: StoredKeyset) -> [UInt8] {
-        Array("v1|\(keyset.responseType.rawValue)|\(keyset.updatedAt)|".utf8) + keyset.sealedParameters
+        Array("v2|\(keyset.responseType.rawValue)|\(keyset.updatedAt)|\(keyset.deviceSignIn ? 1 : 0)|".utf8) + keyset.sealedParameters
     }
 
     static func decodeKeyset(provider: String, _ bytes: [UInt8]) throws(StoreError) -> StoredKeyset {
@@ -194,18 +202,40 @@ public final class RedisStore: Store {
         var fields: [String] = []
         var start = 0
         var index = 0
-        while fields.count < 3, index < bytes.count {
+        var count = 3
+        while fields.count < count, index < bytes.count {
             if bytes[index] == bar {
                 fields.append(String(decoding: bytes[start..<index], as: UTF8.self))
                 start = index + 1
+                if fields.count == 1, fields[0] == "v2" { count = 4 }
             }
             index += 1
         }
-        guard fields.count == 3, fields[0] == "v1", let type = ResponseType(rawValue: fields[1]), let updated = Int64(fields[2]) else {
-            throw .corrupt("redis: a keyset could not be read")
-        }
-        return StoredKeyset(provider: provider, sealedParameters: Array(bytes[start...]), responseType: type, updatedAt: updated)
+        guard fields.count == count, fields[0] == "v1" || fields[0] == "v2", let type = ResponseType(rawValue: fields[1]),
+            let updated = Int64(fields[2]), count == 3 || fields[3] == "1" || fields[3] == "0"
+        else { throw .corrupt("redis: a keyset could not be read") }
+        return StoredKeyset(
+            provider: provider, sealedParameters: Array(bytes[start...]), responseType: type, updatedAt: updated,
+            deviceSignIn: count == 3 || fields[3] == "1")
     }
+
+    // KEYS[1] the bucket hash; ARGV capacity, tokens per second. Redis's own clock, so every
+    // gateway process agrees on it; the bucket expires once it would be full again.
+    private static let spendTokenScript = """
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
+        local capacity = tonumber(ARGV[1])
+        local rate = tonumber(ARGV[2])
+        local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+        local tokens = tonumber(state[1]) or capacity
+        local at = tonumber(state[2]) or now
+        tokens = math.min(capacity, tokens + math.max(0, now - at) * rate)
+        local wait = 0
+        if tokens >= 1 then tokens = tokens - 1 else wait = math.max(1, math.ceil((1 - tokens) / rate)) end
+        redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+        redis.call('EXPIRE', KEYS[1], math.ceil(capacity / rate) + 1)
+        return wait
+        """
 
     // KEYS[1] app hash, KEYS[2] app index; ARGV name, secret, domains, created, key.
     private static let createAppScript = """

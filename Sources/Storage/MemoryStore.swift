@@ -15,6 +15,7 @@ public final class MemoryStore: Store {
     }
 
     private let state = Mutex(State())
+    private let buckets = TokenBuckets()
 
     public init() {}
 
@@ -101,6 +102,10 @@ public final class MemoryStore: Store {
             guard let entry = state.records.removeValue(forKey: id), entry.expiresAt > now else { return nil }
             return entry.value
         }
+    }
+
+    public func spendToken(_ name: String, rule: BucketRule) -> Int? {
+        buckets.spend(name, rule: rule, now: Double(SQLiteStore.monotonicMilliseconds()) / 1000)
     }
 
     public func ping() {}

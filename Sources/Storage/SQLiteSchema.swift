@@ -46,6 +46,10 @@ enum SQLiteSchema {
         """
         CREATE INDEX records_expiry ON records(expires_at);
         """,
+        // 4: whether an app's device may sign in natively with its public key alone.
+        """
+        ALTER TABLE keysets ADD COLUMN device_sign_in INTEGER NOT NULL DEFAULT 1;
+        """,
     ]
 
     static func migrate(_ connection: SQLiteConnection) throws(StoreError) {

@@ -22,6 +22,8 @@ public final class SQLiteStore: Store {
     private let lanes: [Lane]
     private let writer: SQLiteWriter
     private let held = HeldRecords()
+    /// One process owns the file, so its rate-limit buckets need not outlive it.
+    private let buckets = TokenBuckets()
     /// Ends the thread that persists held records once they are due.
     private let heldStop = DispatchSemaphore(value: 0)
     /// Reports a one-time record change that never reached the disk. The record's id is a
@@ -144,16 +146,17 @@ public final class SQLiteStore: Store {
         try await write { connection throws(StoreError) in
             try connection.query(
                 """
-                INSERT INTO keysets (app_key, provider, sealed_parameters, response_type, updated_at)
-                SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM apps WHERE key = ?1)
+                INSERT INTO keysets (app_key, provider, sealed_parameters, response_type, updated_at, device_sign_in)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM apps WHERE key = ?1)
                 ON CONFLICT (app_key, provider) DO UPDATE SET
                     sealed_parameters = excluded.sealed_parameters,
                     response_type = excluded.response_type,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at,
+                    device_sign_in = excluded.device_sign_in
                 """,
                 [
                     .text(appKey), .text(keyset.provider), .blob(keyset.sealedParameters),
-                    .text(keyset.responseType.rawValue), .integer(keyset.updatedAt),
+                    .text(keyset.responseType.rawValue), .integer(keyset.updatedAt), .integer(keyset.deviceSignIn ? 1 : 0),
                 ])
             return connection.changes == 1
         }
@@ -162,7 +165,10 @@ public final class SQLiteStore: Store {
     public func keyset(appKey: String, provider: String) async throws(StoreError) -> StoredKeyset? {
         let rows = try read { connection throws(StoreError) in
             try connection.query(
-                "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 AND provider = ?2",
+                """
+                SELECT provider, sealed_parameters, response_type, updated_at, device_sign_in FROM keysets
+                WHERE app_key = ?1 AND provider = ?2
+                """,
                 [.text(appKey), .text(provider)])
         }
         return try rows.first.map(Self.decodeKeyset)
@@ -171,7 +177,10 @@ public final class SQLiteStore: Store {
     public func keysets(appKey: String) async throws(StoreError) -> [StoredKeyset] {
         let rows = try read { connection throws(StoreError) in
             try connection.query(
-                "SELECT provider, sealed_parameters, response_type, updated_at FROM keysets WHERE app_key = ?1 ORDER BY provider",
+                """
+                SELECT provider, sealed_parameters, response_type, updated_at, device_sign_in FROM keysets
+                WHERE app_key = ?1 ORDER BY provider
+                """,
                 [.text(appKey)])
         }
         return try rows.map(Self.decodeKeyset)
@@ -259,6 +268,10 @@ public final class SQLiteStore: Store {
         }
     }
 
+    public func spendToken(_ name: String, rule: BucketRule) -> Int? {
+        buckets.spend(name, rule: rule, now: Double(Self.monotonicMilliseconds()) / 1000)
+    }
+
     public func ping() async throws(StoreError) {
         _ = try read { connection throws(StoreError) in
             try connection.query("SELECT 1 FROM apps LIMIT 1")
@@ -300,10 +313,10 @@ public final class SQLiteStore: Store {
     }
 
     private static func decodeKeyset(_ row: [SQLiteValue]) throws(StoreError) -> StoredKeyset {
-        guard row.count == 4, let provider = row[0].text, let sealed = row[1].blob, let typeText = row[2].text,
-            let type = ResponseType(rawValue: typeText), let updated = row[3].integer
+        guard row.count == 5, let provider = row[0].text, let sealed = row[1].blob, let typeText = row[2].text,
+            let type = ResponseType(rawValue: typeText), let updated = row[3].integer, let device = row[4].integer
         else { throw .corrupt("a keysets row could not be read") }
-        return StoredKeyset(provider: provider, sealedParameters: sealed, responseType: type, updatedAt: updated)
+        return StoredKeyset(provider: provider, sealedParameters: sealed, responseType: type, updatedAt: updated, deviceSignIn: device != 0)
     }
 
     private static func encodeDomains(_ domains: [String]) throws(StoreError) -> String {

@@ -74,13 +74,15 @@ struct CarrierBench {
         return String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
     }
 
-    static func start(timeoutMs: Int = 2000, keysets: [String: [String: String]] = [:]) async throws -> CarrierBench {
+    static func start(
+        timeoutMs: Int = 2000, keysets: [String: [String: String]] = [:], store: String = "memory:", extra: [String] = []
+    ) async throws -> CarrierBench {
         let mock = try await MockCarrier.start()
         var providers: [String: String] = [:]
         for vendor in CarrierVendor.all {
             providers[vendor.provider] = try definition(vendor, base: mock.baseURL, timeoutMs: timeoutMs)
         }
-        let gateway = try await Gateway.start(workspace: try Workspace(providers: providers))
+        let gateway = try await Gateway.start(workspace: try Workspace(providers: providers), store: store, extra: extra)
         let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"phone-app","domains":["localhost"]}"#)
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed")
@@ -99,11 +101,14 @@ struct CarrierBench {
         guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
     }
 
-    func native(_ provider: String, _ fields: [String: String]) async throws -> HTTPClientResponse {
+    func native(_ provider: String, _ fields: [String: String], headers: [HTTPHeader] = [], on other: Gateway? = nil)
+        async throws -> HTTPClientResponse
+    {
         let body = String(decoding: try JSONCoding.encode(fields), as: UTF8.self)
-        return try await gateway.client.execute(HTTPClientRequest(
-            method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/\(provider)/native",
-            headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(body.utf8)))
+        let target = other ?? gateway
+        return try await target.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(target.port)/auth/\(provider)/native",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/json")] + headers, body: Array(body.utf8)))
     }
 
     /// A backend-mode sign-in with a fresh token minted as `behaviour`.

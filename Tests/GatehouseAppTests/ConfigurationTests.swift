@@ -111,4 +111,50 @@ struct ConfigurationTests {
             return
         }
     }
+
+    @Test("rate limits: N/s, N/min, N/h or off, on by default; trusted proxies are addresses or blocks")
+    func rateLimits() throws {
+        let workspace = try Workspace()
+        let providers = ["providers": [workspace.providers]]
+        let defaults = try ConfigurationLoader(flags: providers, environment: [:]).load()
+        #expect(defaults.rateLimitApp == BucketRule(capacity: 20, perSecond: 20))
+        #expect(defaults.rateLimitAddress == BucketRule(capacity: 30, perSecond: 0.5))
+        #expect(defaults.trustedProxies.isEmpty)
+        let environment = [
+            "GATEHOUSE_RATE_LIMIT_APP": "off", "GATEHOUSE_RATE_LIMIT_ADDRESS": "100/h",
+            "GATEHOUSE_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7 fd00::/8",
+        ]
+        let set = try ConfigurationLoader(flags: providers, environment: environment).load()
+        #expect(set.rateLimitApp == nil)
+        #expect(set.rateLimitAddress?.description == "100/h")
+        #expect(set.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.7", "fd00::/8"])
+        let ranges = set.trustedProxies
+        #expect(ranges[0].contains(try #require(PeerAddress("10.200.1.2"))))
+        #expect(!ranges[0].contains(try #require(PeerAddress("11.0.0.1"))))
+        #expect(ranges[1].contains(try #require(PeerAddress("192.0.2.7"))))
+        #expect(!ranges[1].contains(try #require(PeerAddress("192.0.2.8"))))
+        #expect(ranges[2].contains(try #require(PeerAddress("fd12:3456::1"))))
+        #expect(!ranges[2].contains(try #require(PeerAddress("fe80::1"))))
+        #expect(PeerAddress("::ffff:192.0.2.1")?.description == "0:0:0:0:0:ffff:c000:201")
+        for bad in ["1.2.3", "1.2.3.256", "::1::2", "1:2:3:4:5:6:7:8:9", "+1::", "x"] { #expect(PeerAddress(bad) == nil, "\(bad)") }
+        for (name, bad) in [("GATEHOUSE_RATE_LIMIT_APP", "20"), ("GATEHOUSE_RATE_LIMIT_APP", "0/s"), ("GATEHOUSE_RATE_LIMIT_ADDRESS", "5/day"),
+                            ("GATEHOUSE_TRUSTED_PROXIES", "10.0.0.0/33"), ("GATEHOUSE_TRUSTED_PROXIES", "proxy.local")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(bad)") {
+                try ConfigurationLoader(flags: providers, environment: [name: bad]).load()
+            }
+        }
+    }
+
+    @Test("--admin-token-file reads the token from a file (kept out of ps); giving both is refused")
+    func adminTokenFile() throws {
+        let workspace = try Workspace()
+        let path = workspace.path + "/admin-token"
+        try "file-token-0123456789abcdef\n".write(toFile: path, atomically: true, encoding: .utf8)
+        var flags = ["providers": [workspace.providers], "admin-token-file": [path]]
+        #expect(try ConfigurationLoader(flags: flags, environment: [:]).load().adminToken == "file-token-0123456789abcdef")
+        flags["admin-token"] = ["flag-token-0123456789abcdef"]
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: flags, environment: [:]).load() }
+        let missing = ["providers": [workspace.providers], "admin-token-file": [workspace.path + "/nope"]]
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: missing, environment: [:]).load() }
+    }
 }

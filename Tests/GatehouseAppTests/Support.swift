@@ -45,6 +45,9 @@ struct Gateway {
                 store, "--providers", workspace.providers, "--log-format", "json",
             ]
             if let adminToken { arguments += ["--admin-token", adminToken] }
+            // Every test signs in from 127.0.0.1, and gateways on the shared Redis share its
+            // buckets: limits are off unless a test sets them (`extra` comes later and wins).
+            arguments += ["--rate-limit-app", "off", "--rate-limit-address", "off"]
             // Redis has no data directory for a master.key file: the key must be given.
             if store.hasPrefix("redis://"), !extra.contains("--master-key") { arguments += ["--master-key", masterKey] }
             let process = try GatehouseProcess(arguments + extra, directory: workspace.path)

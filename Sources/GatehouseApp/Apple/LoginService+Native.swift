@@ -19,7 +19,7 @@ extension LoginService {
             return .error(400, "unsupported_provider", "\(provider) has no native sign-in in this version")
         }
         let caller: NativeCaller
-        switch await nativeCaller(fields) {
+        switch await nativeCaller(request, fields: fields, provider: provider) {
         case .success(let found): caller = found
         case .failure(let refusal): return refusal.response
         }

@@ -71,6 +71,11 @@ enum KeysetCommands {
                     Console.err("gatehouse: --response-type must be token, code or both")
                     return 2
                 }
+                let deviceText = command.value("device-sign-in") ?? "on"
+                guard deviceText == "on" || deviceText == "off" else {
+                    Console.err("gatehouse: --device-sign-in must be on or off")
+                    return 2
+                }
                 var pairs = command.values("param")
                 // Keys are files: a PEM's lines do not survive a command line well.
                 for pair in command.values("param-file") {
@@ -90,7 +95,8 @@ enum KeysetCommands {
                     return 2
                 }
                 _ = try await registry.app(key: appKey)
-                let keyset = try await registry.setKeyset(appKey: appKey, provider: provider, parameters: parameters, responseType: type)
+                let keyset = try await registry.setKeyset(
+                    appKey: appKey, provider: provider, parameters: parameters, responseType: type, deviceSignIn: deviceText == "on")
                 if command.json { Console.json(KeysetView(keyset)) } else { Console.out("keyset \(provider) set") }
             case "list":
                 let keysets = try await registry.keysets(appKey: appKey)

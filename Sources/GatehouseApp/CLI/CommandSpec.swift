@@ -11,7 +11,8 @@ struct CommandSpec: Sendable {
     /// Settings every command accepts (interface.md §1).
     static let globalValueOptions: Set<String> = [
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
-        "state-ttl", "code-ttl", "upstream-timeout", "max-header-bytes",
+        "state-ttl", "code-ttl", "upstream-timeout", "max-header-bytes", "admin-token-file", "rate-limit-app",
+        "rate-limit-address", "trusted-proxies",
     ]
     static let globalFlags: Set<String> = ["json", "help", "version"]
 
@@ -39,10 +40,10 @@ struct CommandSpec: Sendable {
         CommandSpec(
             words: ["keysets", "set"],
             usage: "gatehouse keysets set --app KEY --provider ID --param NAME=VALUE ... [--param-file NAME=PATH ...] "
-                + "[--response-type token|code|both]",
+                + "[--response-type token|code|both] [--device-sign-in on|off]",
             summary: "Set an app's credentials for a provider. Repeat a NAME to give a list (e.g. scopes); "
                 + "--param-file reads a value, such as a PEM key, from a file.",
-            valueOptions: ["app", "provider", "param", "param-file", "response-type"], positionals: 0...0),
+            valueOptions: ["app", "provider", "param", "param-file", "response-type", "device-sign-in"], positionals: 0...0),
         CommandSpec(
             words: ["keysets", "list"], usage: "gatehouse keysets list --app KEY",
             summary: "List an app's keysets (secrets masked).", valueOptions: ["app"], positionals: 0...0),
@@ -68,7 +69,8 @@ struct CommandSpec: Sendable {
           --public-url URL       GATEHOUSE_PUBLIC_URL      default http://localhost:6284
           --store LOCATION       GATEHOUSE_STORE           default sqlite:./data/gatehouse.db (or memory:, redis://HOST:PORT/DB)
           --providers DIR        GATEHOUSE_PROVIDERS       repeatable; ':'-separated in the environment
-          --admin-token TOKEN    GATEHOUSE_ADMIN_TOKEN     enables /api/admin/* (at least 16 characters)
+          --admin-token TOKEN    GATEHOUSE_ADMIN_TOKEN     enables /api/admin/* (at least 16 characters; shows in ps)
+          --admin-token-file PATH GATEHOUSE_ADMIN_TOKEN_FILE  the same, read from a file (preferred)
           --master-key BASE64    GATEHOUSE_MASTER_KEY      32 bytes sealing secrets at rest; default: DATA_DIR/master.key
           --log-level LEVEL      GATEHOUSE_LOG_LEVEL       trace, debug, info, notice, warning, error, critical
           --log-format FORMAT    GATEHOUSE_LOG_FORMAT      text or json (default: text on a terminal, else json)
@@ -76,6 +78,9 @@ struct CommandSpec: Sendable {
           --code-ttl SECONDS     GATEHOUSE_CODE_TTL        how long a server-side login's code stays redeemable (600)
           --upstream-timeout SECONDS GATEHOUSE_UPSTREAM_TIMEOUT  deadline of one /request or me call to a provider (15)
           --max-header-bytes BYTES GATEHOUSE_MAX_HEADER_BYTES  request line and headers of one request, 8192 to 262144 (16384)
+          --rate-limit-app RULE  GATEHOUSE_RATE_LIMIT_APP  secret-free sign-ins per app: N/s, N/min, N/h or off (20/s)
+          --rate-limit-address RULE GATEHOUSE_RATE_LIMIT_ADDRESS  the same per client address (30/min)
+          --trusted-proxies LIST GATEHOUSE_TRUSTED_PROXIES addresses or blocks whose X-Forwarded-For is believed
           --json                 machine-readable output
         """
 

@@ -8,7 +8,8 @@ struct ConfigurationLoader {
     /// with `_` as `-`, environment variables `GATEHOUSE_` plus the upper-cased name.
     static let settingNames = [
         "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
-        "state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes",
+        "state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes", "admin_token_file", "rate_limit_app",
+        "rate_limit_address", "trusted_proxies",
     ]
 
     /// Settings that are counts; a config file may write them as JSON numbers.
@@ -36,7 +37,16 @@ struct ConfigurationLoader {
             throw ConfigurationError("invalid store '\(storeText)': expected memory:, sqlite:PATH or redis://HOST:PORT/DB")
         }
         let directories = try providerDirectories(file: file)
-        let adminToken = value("admin_token")
+        var adminToken = value("admin_token")
+        if let path = value("admin_token_file") {
+            guard adminToken == nil else {
+                throw ConfigurationError("give the admin token once: --admin-token or --admin-token-file, not both")
+            }
+            guard let bytes = FileSystem.read(path, limit: 4096), let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError("cannot read the admin token file '\(path)'")
+            }
+            adminToken = text.trimmingWhitespace()
+        }
         if let adminToken {
             guard adminToken.utf8.count >= 16, adminToken.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                 throw ConfigurationError("invalid admin token: use at least 16 printable characters without spaces")
@@ -69,10 +79,21 @@ struct ConfigurationLoader {
         let maxHeaderBytes = try Self.count(
             value("max_header_bytes"), name: "max header bytes", default: HTTPServer.Configuration.defaultMaxHeaderBytes,
             range: 8192...262_144, unit: "a byte count")
+        let rateLimitApp = try Self.bucketRule(value("rate_limit_app"), name: "rate_limit_app", default: GatehouseConfiguration.defaultRateLimitApp)
+        let rateLimitAddress = try Self.bucketRule(
+            value("rate_limit_address"), name: "rate_limit_address", default: GatehouseConfiguration.defaultRateLimitAddress)
+        var trustedProxies: [AddressRange] = []
+        for item in (value("trusted_proxies") ?? "").split(whereSeparator: { $0 == "," || $0 == " " }) {
+            guard let range = AddressRange(String(item)) else {
+                throw ConfigurationError("invalid trusted proxy '\(item)': expected an IP address or a block such as 10.0.0.0/8")
+            }
+            trustedProxies.append(range)
+        }
         return GatehouseConfiguration(
             listen: listen, publicURL: publicURL, store: store, providerDirectories: directories,
             adminToken: adminToken, masterKey: masterKey, logLevel: level, logFormat: format, stateTTL: stateTTL,
-            codeTTL: codeTTL, upstreamTimeout: upstreamTimeout, maxHeaderBytes: maxHeaderBytes)
+            codeTTL: codeTTL, upstreamTimeout: upstreamTimeout, maxHeaderBytes: maxHeaderBytes, rateLimitApp: rateLimitApp,
+            rateLimitAddress: rateLimitAddress, trustedProxies: trustedProxies)
     }
 
     private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {
@@ -142,6 +163,18 @@ struct ConfigurationLoader {
             throw ConfigurationError("invalid \(name) '\(text)': expected \(unit) from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
+    }
+
+    /// `N/s`, `N/min` or `N/h`: up to N at once, N more over each unit; `off` for none.
+    static func bucketRule(_ text: String?, name: String, default fallback: BucketRule) throws(ConfigurationError) -> BucketRule? {
+        guard let text else { return fallback }
+        if text == "off" { return nil }
+        let parts = text.split(separator: "/", maxSplits: 1)
+        let units: [Substring: Double] = ["s": 1, "min": 60, "h": 3600]
+        guard parts.count == 2, let count = Int(parts[0]), (1...1_000_000).contains(count), let seconds = units[parts[1]] else {
+            throw ConfigurationError("invalid \(name) '\(text)': expected N/s, N/min or N/h (N from 1 to 1000000), or off")
+        }
+        return BucketRule(capacity: count, perSecond: Double(count) / seconds)
     }
 
     static func flagName(_ setting: String) -> String {

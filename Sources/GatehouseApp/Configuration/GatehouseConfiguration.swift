@@ -25,13 +25,28 @@ public struct GatehouseConfiguration: Sendable {
     /// says how they count; each connection's memory is this and a little more, zeroed after
     /// every request: the default keeps that cheap).
     public var maxHeaderBytes: Int
+    /// Token buckets on the entry points that spend a provider call without the app secret
+    /// (native sign-ins with the public key, OAuth 1 and pushed-authorization starts): one per
+    /// app and one per client address; nil turns that one off.
+    public var rateLimitApp: BucketRule?
+    public var rateLimitAddress: BucketRule?
+    /// Proxies whose `X-Forwarded-For` names the client; from anyone else it is ignored.
+    public var trustedProxies: [AddressRange]
+
+    public static let defaultRateLimitApp = BucketRule(capacity: 20, perSecond: 20)
+    public static let defaultRateLimitAddress = BucketRule(capacity: 30, perSecond: 0.5)
 
     public init(
         listen: ListenAddress, publicURL: String, store: StoreLocation, providerDirectories: [String],
         adminToken: String?, masterKey: [UInt8]?, logLevel: Logger.Level, logFormat: StreamLogHandler.Format,
         stateTTL: Int = 1200, codeTTL: Int = 600, upstreamTimeout: Int = 15,
-        maxHeaderBytes: Int = HTTPServer.Configuration.defaultMaxHeaderBytes
+        maxHeaderBytes: Int = HTTPServer.Configuration.defaultMaxHeaderBytes,
+        rateLimitApp: BucketRule? = defaultRateLimitApp, rateLimitAddress: BucketRule? = defaultRateLimitAddress,
+        trustedProxies: [AddressRange] = []
     ) {
+        self.rateLimitApp = rateLimitApp
+        self.rateLimitAddress = rateLimitAddress
+        self.trustedProxies = trustedProxies
         self.maxHeaderBytes = maxHeaderBytes
         self.upstreamTimeout = upstreamTimeout
         self.stateTTL = stateTTL

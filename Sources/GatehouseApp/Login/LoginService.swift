@@ -127,6 +127,14 @@ struct LoginService: Sendable {
         }
         // The code exchange at the callback sends this same client_id (`AppleSignIn.prepared`).
         if AppleSignIn.isApple(definition) { parameters["client_id"] = .string(AppleSignIn.webClientID(parameters)) }
+        // Starts that call the provider before the user is there are rate limited.
+        let entry: RateLimits.Entry? =
+            version == .oauth1 ? .oauth1Start : definition.normalisedOAuth2?.pushedAuthorization != nil ? .pushedStart : nil
+        if let entry, let refusal = await RateLimits(context: context).admit(entry, appKey: app.key, request: request) {
+            var response = deliver(refusal.message, status: refusal.scope == nil ? 503 : 429)
+            if refusal.scope != nil { response.headers.add("Retry-After", String(refusal.retryAfter)) }
+            return response
+        }
         let callback = callback(for: definition, version: version, stateID: stateID)
         var flow = ["state": stateID, "callback": callback, "nonce": nonce]
         let location: String

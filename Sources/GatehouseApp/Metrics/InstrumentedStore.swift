@@ -24,6 +24,10 @@ struct InstrumentedStore: Store {
     func updateApp(_ app: StoredApp) async throws(StoreError) -> Bool { try await counted("update_app") { () async throws(StoreError) in try await base.updateApp(app) } }
     func deleteApp(key: String) async throws(StoreError) -> Bool { try await counted("delete_app") { () async throws(StoreError) in try await base.deleteApp(key: key) } }
 
+    func spendToken(_ name: String, rule: BucketRule) async throws(StoreError) -> Int? {
+        try await counted("spend_token") { () async throws(StoreError) in try await base.spendToken(name, rule: rule) }
+    }
+
     func putKeyset(_ keyset: StoredKeyset, appKey: String) async throws(StoreError) -> Bool {
         try await counted("put_keyset") { () async throws(StoreError) in try await base.putKeyset(keyset, appKey: appKey) }
     }

@@ -43,6 +43,9 @@ final class Metrics: Sendable {
         labels: ["source", "outcome"])
     let storeErrors = CounterFamily(
         "gatehouse_store_errors_total", help: "Store operations that failed, by operation and kind.", labels: ["operation", "kind"])
+    let rateLimited = CounterFamily(
+        "gatehouse_rate_limited_total", help: "Secret-free calls refused with 429, by entry point and the bucket that was empty.",
+        labels: ["entry", "scope"])
 
     /// The HTTP server's completion observer.
     func observe(_ request: RequestObservation) {
@@ -89,7 +92,7 @@ final class Metrics: Sendable {
             text += series.render(
                 "gatehouse_store_operation_duration_seconds", labels: [("operation", operation)], bounds: Self.storeBuckets)
         }
-        for family in [upstream, jwksFetches, storeErrors] { text += family.render() }
+        for family in [upstream, jwksFetches, storeErrors, rateLimited] { text += family.render() }
         return text
     }
 

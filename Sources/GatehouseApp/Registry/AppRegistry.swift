@@ -92,15 +92,16 @@ struct AppRegistry: Sendable {
 
     // MARK: Keysets
 
-    func setKeyset(appKey: String, provider: String, parameters: JSONObject, responseType: ResponseType)
-        async throws(RegistryError) -> Keyset
-    {
+    func setKeyset(
+        appKey: String, provider: String, parameters: JSONObject, responseType: ResponseType, deviceSignIn: Bool = true
+    ) async throws(RegistryError) -> Keyset {
         guard providers.contains(provider) else { throw .invalid("unknown provider '\(provider)'") }
         try Self.validateParameters(parameters)
-        let keyset = Keyset(provider: provider, parameters: parameters, responseType: responseType, updatedAt: Timestamp.now())
+        let keyset = Keyset(
+            provider: provider, parameters: parameters, responseType: responseType, updatedAt: Timestamp.now(), deviceSignIn: deviceSignIn)
         let stored = StoredKeyset(
             provider: provider, sealedParameters: try seal(parameters, context: Self.keysetContext(appKey, provider)),
-            responseType: responseType, updatedAt: keyset.updatedAt)
+            responseType: responseType, updatedAt: keyset.updatedAt, deviceSignIn: deviceSignIn)
         cache.invalidate(app: appKey)
         let saved: Bool
         do { saved = try await store.putKeyset(stored, appKey: appKey) } catch { throw .store(error) }
@@ -167,7 +168,9 @@ struct AppRegistry: Sendable {
         guard let parameters = JSONValue.parse(bytes)?.objectValue else {
             throw RegistryError(code: .internalFailure, reason: "internal error", detail: "keyset parameters unreadable")
         }
-        return Keyset(provider: row.provider, parameters: parameters, responseType: row.responseType, updatedAt: row.updatedAt)
+        return Keyset(
+            provider: row.provider, parameters: parameters, responseType: row.responseType, updatedAt: row.updatedAt,
+            deviceSignIn: row.deviceSignIn)
     }
 
     private func identifier() throws(RegistryError) -> String {

@@ -32,6 +32,7 @@ struct KeysetView: Encodable, Sendable {
     let parameters: JSONObject
     let responseType: ResponseType
     let updatedAt: Int64
+    let deviceSignIn: Bool
 
     static let mask = "********"
 
@@ -39,6 +40,7 @@ struct KeysetView: Encodable, Sendable {
         provider = keyset.provider
         responseType = keyset.responseType
         updatedAt = keyset.updatedAt
+        deviceSignIn = keyset.deviceSignIn
         var shown: JSONObject = [:]
         for (name, value) in keyset.parameters {
             shown[name] = Self.isSecret(name) ? .string(Self.mask) : value
@@ -54,5 +56,6 @@ struct KeysetView: Encodable, Sendable {
         case provider, parameters
         case responseType = "response_type"
         case updatedAt = "updated_at"
+        case deviceSignIn = "device_sign_in"
     }
 }

@@ -68,7 +68,8 @@ enum AdminRoutes {
             return .empty(204)
         }
         route("PUT", "/api/admin/apps/:key/keysets/:provider") { request throws(HTTPFailure) in
-            let body = try JSONObjectBody(request, allowedKeys: ["parameters", "response_type"])
+            let body = try JSONObjectBody(request, allowedKeys: ["parameters", "response_type", "device_sign_in"])
+            let deviceSignIn = try body.bool("device_sign_in") ?? true
             let parameters = try body.object("parameters") ?? [:]
             let typeText = try body.string("response_type") ?? ResponseType.both.rawValue
             guard let type = ResponseType(rawValue: typeText) else {
@@ -78,7 +79,8 @@ enum AdminRoutes {
             let provider = request.parameter("provider")
             let keyset = try await call { () throws(RegistryError) in
                 _ = try await registry.app(key: key)
-                return try await registry.setKeyset(appKey: key, provider: provider, parameters: parameters, responseType: type)
+                return try await registry.setKeyset(
+                    appKey: key, provider: provider, parameters: parameters, responseType: type, deviceSignIn: deviceSignIn)
             }
             return .json(KeysetView(keyset))
         }

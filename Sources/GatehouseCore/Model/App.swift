@@ -42,11 +42,15 @@ public struct Keyset: Sendable, Hashable, Codable {
     public var responseType: ResponseType
     /// Seconds since the Unix epoch of the last change.
     public var updatedAt: Int64
+    /// Whether the app's own device may sign in natively with the public key alone (`k` and
+    /// `state`); when false only a backend holding the app secret may.
+    public var deviceSignIn: Bool
 
-    public init(provider: String, parameters: JSONObject, responseType: ResponseType, updatedAt: Int64) {
+    public init(provider: String, parameters: JSONObject, responseType: ResponseType, updatedAt: Int64, deviceSignIn: Bool = true) {
         self.provider = provider
         self.parameters = parameters
         self.responseType = responseType
         self.updatedAt = updatedAt
+        self.deviceSignIn = deviceSignIn
     }
 }

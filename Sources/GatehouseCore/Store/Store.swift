@@ -23,12 +23,15 @@ public struct StoredKeyset: Sendable, Hashable {
     public var sealedParameters: [UInt8]
     public var responseType: ResponseType
     public var updatedAt: Int64
+    /// `Keyset.deviceSignIn`.
+    public var deviceSignIn: Bool
 
-    public init(provider: String, sealedParameters: [UInt8], responseType: ResponseType, updatedAt: Int64) {
+    public init(provider: String, sealedParameters: [UInt8], responseType: ResponseType, updatedAt: Int64, deviceSignIn: Bool = true) {
         self.provider = provider
         self.sealedParameters = sealedParameters
         self.responseType = responseType
         self.updatedAt = updatedAt
+        self.deviceSignIn = deviceSignIn
     }
 }
 
@@ -71,6 +74,11 @@ public protocol Store: Sendable {
     func record(_ id: String) async throws(StoreError) -> [UInt8]?
     /// Removes and returns a live record in one atomic step; nil if absent or expired.
     func takeRecord(_ id: String) async throws(StoreError) -> [UInt8]?
+
+    /// Spends one token of the bucket `name`, which holds `rule.capacity` and refills at
+    /// `rule.perSecond`. Returns nil if a token was there, else the whole seconds until one will
+    /// be. A shared backend (Redis) shares its buckets between every process that uses it.
+    func spendToken(_ name: String, rule: BucketRule) async throws(StoreError) -> Int?
 
     /// Answers once the backend can serve requests; throws when it cannot (for `/readyz`).
     func ping() async throws(StoreError)
