@@ -47,7 +47,8 @@ window.addEventListener("message", (event) => {
   document.getElementById("result").textContent = JSON.stringify(message);
 });
 function startURL(extra) {
-  return gateway + "/auth/mock2?k=" + encodeURIComponent(key) + "&d=" + encodeURIComponent(location.origin + "/") + extra;
+  return gateway + "/auth/mock2?k=" + encodeURIComponent(key) +
+      "&d=" + encodeURIComponent(location.origin + "/") + extra;
 }
 document.getElementById("popup").addEventListener("click", () => {
   const opts = {state: state, state_type: "client"};

@@ -48,6 +48,16 @@ def start_url(gateway, key, page, redirect_uri, extra=None):
     return gateway + "/auth/mock2?" + urllib.parse.urlencode(query)
 
 
+def b_start_url(args, attacker):
+    """B's server-mode login, its redirect_uri on the attacker (which B whitelists)."""
+    return start_url(args.gateway, args.key_b, attacker.origin, attacker.origin + "/land", {"redirect_type": "server"})
+
+
+def chain_summary(requests):
+    """The document requests without their queries (they hold tokens), with their fragments' start."""
+    return [{"status": r["status"], "url": r["url"].split("?")[0], "fragment": r["fragment"][:40]} for r in requests]
+
+
 def arrivals(attacker):
     """What reached the attacker: requests, what its pages saw, and every token in it."""
     hits, reports = attacker.snapshot()
@@ -58,9 +68,9 @@ def arrivals(attacker):
 
 
 def run_chain(driver, args, attacker, page_origin):
-    b_start = start_url(args.gateway, args.key_b, attacker.origin, attacker.origin + "/land", {"redirect_type": "server"})
-    a_start = start_url(args.gateway, args.key_a, page_origin, b_start)
-    server = support.serve(args.page_port, lambda *_: (200, "text/html; charset=utf-8", PAGE % {"start": json.dumps(a_start)}))
+    a_start = start_url(args.gateway, args.key_a, page_origin, b_start_url(args, attacker))
+    page = PAGE % {"start": json.dumps(a_start)}
+    server = support.serve(args.page_port, lambda *_: (200, "text/html; charset=utf-8", page))
     try:
         driver.get(page_origin + "/")
         driver.get_log("performance")  # only what the click starts
@@ -80,13 +90,12 @@ def run_chain(driver, args, attacker, page_origin):
     outcome = {
         "ok": not a_tokens and not in_hash and refused,
         "a_token_reached_attacker": bool(a_tokens),
-        "a_token_prefix": a_tokens[0][:4] if a_tokens else None,
+        "a_tokens_at_attacker": a_tokens, "b_tokens_at_attacker": sorted(b_tokens),
         "oauthio_in_attacker_hash": len(in_hash),
         "attacker_hits": [h["path"] for h in hits],
         "a_login_refused_with_error_page": refused,
         "final_url": state["url"][:160], "final_status": final.get("status"), "final_text": state["text"][:200],
-        "chain": [{"status": r["status"], "url": r["url"].split("?")[0], "fragment": r["fragment"][:40]} for r in requests],
-        "waited_s": waited,
+        "chain": chain_summary(requests), "waited_s": waited,
     }
     if not outcome["ok"]:
         problems = []
@@ -99,9 +108,8 @@ def run_chain(driver, args, attacker, page_origin):
 
 
 def run_inherited(driver, args, attacker):
-    b_start = start_url(args.gateway, args.key_b, attacker.origin, attacker.origin + "/land", {"redirect_type": "server"})
     driver.get_log("performance")
-    driver.get(b_start + "#oauthio=" + MARK)
+    driver.get(b_start_url(args, attacker) + "#oauthio=" + MARK)
     waited = support.settle(driver, lambda: bool(attacker.snapshot()[1]), args.timeout)
     requests = support.document_requests(driver)
     hits, reports, in_hash, in_search = arrivals(attacker)
@@ -113,8 +121,7 @@ def run_inherited(driver, args, attacker):
         "landed_with_own_result": landed,
         "mark_inherited": inherited,
         "landing_hashes": [h[:80] for h in hashes],
-        "chain": [{"status": r["status"], "url": r["url"].split("?")[0], "fragment": r["fragment"][:40]} for r in requests],
-        "waited_s": waited,
+        "chain": chain_summary(requests), "waited_s": waited,
     }
     if inherited:
         outcome["why"] = "the gateway's fragment-less 302 let the landing page inherit #oauthio=" + MARK

@@ -43,7 +43,8 @@ struct BrowserScript {
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
         let diagnostics = String((try? String(contentsOfFile: errorPath, encoding: .utf8))?.suffix(2000) ?? "")
         let json = try #require(
-            JSONValue.parse(line), "\(name) printed no result (exit \(process.terminationStatus)): \(line)\n\(diagnostics)")
+            JSONValue.parse(line),
+            "\(name) printed no result (exit \(process.terminationStatus)): \(line)\n\(diagnostics)")
         return Outcome(json: json, line: line)
     }
 }

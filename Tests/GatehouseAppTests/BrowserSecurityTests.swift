@@ -12,14 +12,19 @@ import Testing
 struct BrowserSecurityTests {
     /// An app on the bench's gateway whitelisting only `origin`, with a mock2 keyset.
     static func app(_ bench: LoginBench, name: String, whitelisting origin: String) async throws -> String {
-        let created = try await bench.gateway.send("POST", "/api/admin/apps", body: #"{"name":"\#(name)","domains":["\#(origin)"]}"#)
-        guard let key = created.json?["key"]?.stringValue else { throw RawHTTPError("app creation failed: \(created.status)") }
-        let keyset = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"both"}"#
+        let app = #"{"name":"\#(name)","domains":["\#(origin)"]}"#
+        let created = try await bench.gateway.send("POST", "/api/admin/apps", body: app)
+        guard let key = created.json?["key"]?.stringValue else {
+            throw RawHTTPError("app creation failed: \(created.status)")
+        }
+        let keyset = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"#
+            + #""response_type":"both"}"#
         let put = try await bench.gateway.send("PUT", "/api/admin/apps/\(key)/keysets/mock2", body: keyset)
         guard (200..<300).contains(put.status) else { throw RawHTTPError("keyset not stored: \(put.status)") }
         return key
     }
 
+    /// Prints the script's outcome and where its screenshots are, for a look after the run.
     static func report(_ outcome: BrowserScript.Outcome) {
         print("browser outcome: \(outcome.line)")
         for path in outcome.json["screenshots"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
@@ -41,7 +46,7 @@ struct BrowserSecurityTests {
         Self.report(result)
         let outcome = result.json
         if name == "chain" {
-            #expect(outcome["a_token_reached_attacker"] == false, "app A's token landed on the attacker: \(result.line)")
+            #expect(outcome["a_token_reached_attacker"] == false, "A's token landed on the attacker: \(result.line)")
             #expect(outcome["oauthio_in_attacker_hash"] == 0, "\(result.line)")
             #expect(outcome["a_login_refused_with_error_page"] == true, "A's login was not refused: \(result.line)")
         } else {
@@ -59,8 +64,8 @@ struct BrowserSecurityTests {
         let page = freePort(), stranger = freePort(), attacker = freePort()
         let key = try await Self.app(bench, name: "app-a", whitelisting: "http://localhost:\(page)")
         let result = try await BrowserScript.run("sdk_errors.py", [
-            "--case=\(name)", "--gateway=\(bench.base)", "--key=\(key)", "--page-port=\(page)", "--stranger-port=\(stranger)",
-            "--attacker-port=\(attacker)", "--screenshots=\(BrowserScript.screenshots)",
+            "--case=\(name)", "--gateway=\(bench.base)", "--key=\(key)", "--page-port=\(page)",
+            "--stranger-port=\(stranger)", "--attacker-port=\(attacker)", "--screenshots=\(BrowserScript.screenshots)",
         ])
         Self.report(result)
         let outcome = result.json

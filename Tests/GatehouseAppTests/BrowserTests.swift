@@ -10,7 +10,8 @@ struct BrowserTests {
     @Test("a popup login in headless Chromium posts the result only to the opener's origin")
     func popupInChromium() async throws {
         let bench = try await LoginBench.start()
-        let result = try await BrowserScript.run("popup_flow.py", ["--gateway=\(bench.base)", "--key=\(bench.key)", "--provider=mock2"])
+        let result = try await BrowserScript.run(
+            "popup_flow.py", ["--gateway=\(bench.base)", "--key=\(bench.key)", "--provider=mock2"])
         let outcome = result.json
         #expect(outcome["ok"] == true, "\(result.line)")
         #expect(outcome["has_token"] == true)
