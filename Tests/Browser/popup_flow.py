@@ -9,15 +9,13 @@ Usage: popup_flow.py --gateway http://127.0.0.1:6284 --key KEY --provider mock2
 Prints one JSON line ({"ok": true, ...}) and exits 0 on success, 1 otherwise.
 """
 import argparse
-import http.server
 import json
 import sys
-import threading
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+import browser_support as support
 
 PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Gatehouse popup test</title></head>
@@ -60,24 +58,6 @@ document.getElementById("login").addEventListener("click", () => {
 """
 
 
-def serve_page(page):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = page.encode("utf-8")
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gateway", required=True)
@@ -87,30 +67,16 @@ def main():
     args = parser.parse_args()
 
     page = PAGE % {"gateway": json.dumps(args.gateway), "key": json.dumps(args.key), "provider": json.dumps(args.provider)}
-    server = serve_page(page)
+    server = support.serve(0, lambda *_: (200, "text/html; charset=utf-8", page))
     port = server.server_address[1]
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-extensions", "--host-resolver-rules=MAP localhost 127.0.0.1"):
-        options.add_argument(flag)
-    driver = None
-    # Chromium can be slow to come up when the machine is busy (the rest of the suite runs
-    # beside this test), and chromedriver then gives up on the session: try again.
-    for attempt in range(3):
-        try:
-            driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-            break
-        except Exception as error:
-            failure = type(error).__name__ + ": " + str(error)[:300]
-    if driver is None:
+    try:
+        driver = support.start_chromium(page_load_timeout=args.timeout)
+    except RuntimeError as error:
         server.shutdown()
-        print(json.dumps({"ok": False, "why": "chromium did not start: " + failure}))
+        print(json.dumps({"ok": False, "why": str(error)}))
         return 1
     outcome = {"ok": False, "why": "timed out"}
     try:
-        driver.set_page_load_timeout(args.timeout)
         driver.get("http://localhost:%d/" % port)
         driver.find_element(By.ID, "login").click()
         WebDriverWait(driver, args.timeout).until(lambda d: d.find_element(By.ID, "result").text.strip() != "")
