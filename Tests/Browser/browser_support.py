@@ -206,6 +206,18 @@ def screenshots(driver, directory, name):
     return paths
 
 
+def finish(driver, outcome, case, name, directory, servers):
+    """Names the case, takes the screenshots, stops the browser and servers, prints the one
+    JSON line the Swift test reads; returns the exit code."""
+    outcome["case"] = case
+    outcome["screenshots"] = screenshots(driver, directory, name + "-" + case)
+    driver.quit()
+    for server in servers:
+        server.shutdown()
+    print(json.dumps(outcome))
+    return 0 if outcome.get("ok") else 1
+
+
 def readable_error(text):
     """A plain error page a person can read: some text, naming what was wrong."""
     lowered = text.lower()

@@ -150,13 +150,7 @@ def main():
             outcome = popup_case(driver, args, page_origin, EXPECTED[args.case])
     except Exception as error:  # report, never hang
         outcome = {"ok": False, "why": type(error).__name__ + ": " + str(error)[:300]}
-    outcome["case"] = args.case
-    outcome["screenshots"] = support.screenshots(driver, args.screenshots, "sdk_errors-" + args.case)
-    driver.quit()
-    server.shutdown()
-    attacker.server.shutdown()
-    print(json.dumps(outcome))
-    return 0 if outcome.get("ok") else 1
+    return support.finish(driver, outcome, args.case, "sdk_errors", args.screenshots, [server, attacker.server])
 
 
 if __name__ == "__main__":

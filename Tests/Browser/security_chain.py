@@ -157,12 +157,7 @@ def main():
             outcome = run_inherited(driver, args, attacker)
     except Exception as error:  # report, never hang
         outcome = {"ok": False, "why": type(error).__name__ + ": " + str(error)[:300]}
-    outcome["case"] = args.case
-    outcome["screenshots"] = support.screenshots(driver, args.screenshots, "security_chain-" + args.case)
-    driver.quit()
-    attacker.server.shutdown()
-    print(json.dumps(outcome))
-    return 0 if outcome.get("ok") else 1
+    return support.finish(driver, outcome, args.case, "security_chain", args.screenshots, [attacker.server])
 
 
 if __name__ == "__main__":

@@ -8,11 +8,12 @@ import Testing
 struct BrowserScript {
     static let directory = String(#filePath.dropLast("GatehouseAppTests/BrowserScript.swift".count)) + "Browser/"
 
-    /// Where the scripts save their screenshots: `GATEHOUSE_SCREENSHOTS` if set, else a
-    /// temporary directory, removed at exit unless GATEHOUSE_KEEP_TEST_FILES=1.
+    /// Where the scripts save their screenshots: `GATEHOUSE_SCREENSHOTS` if set, else
+    /// `.build/screenshots` in the package, kept after the run for a look (the build folder is
+    /// not committed; each run overwrites the last one's pictures).
     static let screenshots: String = {
         if let chosen = ProcessInfo.processInfo.environment["GATEHOUSE_SCREENSHOTS"], !chosen.isEmpty { return chosen }
-        return TemporaryDirectory.make() + "/screenshots"
+        return String(directory.dropLast("Tests/Browser/".count)) + ".build/screenshots"
     }()
 
     /// The outcome the script printed, and its whole last line for failure messages.
