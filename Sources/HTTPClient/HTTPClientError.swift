@@ -11,6 +11,7 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
         case connectFailed
         case timedOut
         case tlsFailure
+        case certificateRejected
         case responseTooLarge
         case cancelled
         case shutdown
@@ -55,9 +56,14 @@ extension HTTPClientError {
     /// The connect or total deadline expired; the server may or may not
     /// have processed the request.
     public static let timedOut = HTTPClientError(.timedOut, "timed out")
-    /// Handshake or certificate verification failed; verification is never
-    /// disabled, so this usually means a wrong or untrusted certificate.
+    /// The TLS handshake failed for a reason other than the server's
+    /// certificate (no common cipher or protocol, a broken handshake), or the
+    /// configured CA bundle is unusable.
     public static let tlsFailure = HTTPClientError(.tlsFailure, "TLS failure")
+    /// The server's certificate failed verification: self-signed or from an
+    /// untrusted CA, expired, or not for this host. Verification is never
+    /// disabled, and nothing was sent over the connection.
+    public static let certificateRejected = HTTPClientError(.certificateRejected, "certificate rejected")
     /// Headers or body exceeded `maxResponseBytes`; the transfer was
     /// aborted to bound memory use per request.
     public static let responseTooLarge = HTTPClientError(.responseTooLarge, "response too large")
@@ -79,6 +85,8 @@ extension HTTPClientError {
     public static func timedOut(_ reason: String) -> HTTPClientError { .init(.timedOut, reason) }
     /// Factory with detail, for fakes and tests in other modules.
     public static func tlsFailure(_ reason: String) -> HTTPClientError { .init(.tlsFailure, reason) }
+    /// Factory with detail, for fakes and tests in other modules.
+    public static func certificateRejected(_ reason: String) -> HTTPClientError { .init(.certificateRejected, reason) }
     /// Factory with detail, for fakes and tests in other modules.
     public static func responseTooLarge(_ reason: String) -> HTTPClientError { .init(.responseTooLarge, reason) }
     /// Factory with detail, for fakes and tests in other modules.

@@ -81,8 +81,8 @@ public struct JWTVerifier: Sendable {
             }
         }
         guard candidates > 0 else {
-            let kid = jws.header.kid.map { "kid \(JOSEError.printable($0))" } ?? "no kid"
-            throw .unknownKey("no \(jws.header.alg.rawValue) key in the set for \(kid)")
+            let kid = jws.header.kid.map { " with kid \(JOSEError.printable($0))" } ?? ""
+            throw .unknownKey("the signing key is unknown: the set has no \(jws.header.alg.rawValue) key\(kid)")
         }
         guard verified else { throw .badSignature("the signature does not verify") }
         let claims = try JWTClaims(payload: jws.payload)
@@ -103,7 +103,8 @@ public struct JWTVerifier: Sendable {
         guard let iss = claims.iss else { throw .claimMismatch("iss", "the token has no iss") }
         guard iss == issuer else { throw .claimMismatch("iss", "the token was not issued by \(issuer)") }
         guard claims.aud.contains(where: audiences.contains) else {
-            throw .claimMismatch("aud", "the token is not meant for any of \(Set(audiences).sorted().joined(separator: ", "))")
+            let expected = Set(audiences).sorted().joined(separator: " or ")
+            throw .claimMismatch("aud", "the token's audience (aud) is not \(expected)")
         }
         if requiresSubject, (claims.sub ?? "").isEmpty { throw .claimMismatch("sub", "the token has no subject") }
         let current = now()

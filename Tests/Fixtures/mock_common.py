@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -196,6 +197,30 @@ class MockServer(ThreadingHTTPServer):
         self.state = state
         self.verbose = verbose
         super().__init__(address, handler)
+
+
+def speak_tls(server, certificate, key, refused):
+    """Makes `server` answer HTTPS with the PEM `certificate` and `key`. Each handshake runs in
+    its connection's own thread, so one stalled client cannot hold up the accepting loop; a
+    handshake that fails (a client refusing the certificate) calls `refused` and ends the
+    connection before any request is read."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    plain = server.finish_request
+
+    def finish_request(request, client_address):
+        request.settimeout(10)
+        try:
+            secured = context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            refused()
+            return
+        try:
+            plain(secured, client_address)
+        finally:
+            secured.close()
+
+    server.finish_request = finish_request
 
 
 def make_mock_server(host, port, handler, state, verbose):

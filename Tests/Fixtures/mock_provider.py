@@ -22,18 +22,22 @@ import json
 import os
 import re
 import secrets
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 # Explicitly, because -I and PYTHONSAFEPATH leave the script's directory off sys.path.
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from mock_common import (  # noqa: E402
     NO_STORE, RSA_E, BadRequest, MockHandler, MockState, RsaKey, SelfTestBase, append_query, b64url,
     client_b64, client_rs256_verify, client_unb64, compact_jwe, compact_jws, http, json_bytes, make_mock_server, open_compact_jwe,
-    parse_arguments, serve,
+    parse_arguments, serve, speak_tls,
 )
 
 # --- Registered clients (test constants) -------------------------------------------------
@@ -77,6 +81,10 @@ RSA_KEY = RsaKey("mock-rsa-1", (
 PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 # The kid of the encryption key the JWKS publishes with /_config?request_encryption=.
 ENCRYPTION_KID = "mock-enc-1"
+# What /_config?id_token_fault= may spoil in the next id_tokens, one fault at a time.
+ID_TOKEN_FAULTS = ("", "signature", "audience", "expired", "nonce", "kid")
+# A kid the JWKS never publishes, however often it is fetched.
+UNKNOWN_KID = "mock-rsa-unknown"
 
 
 # --- Encoding helpers -------------------------------------------------------------------
@@ -87,8 +95,16 @@ def form_bytes(pairs):
     return urllib.parse.urlencode(pairs).encode("ascii")
 
 
-def make_jws(claims):
-    return compact_jws({"alg": "RS256", "kid": RSA_KEY.kid, "typ": "JWT"}, claims, RSA_KEY)
+def make_jws(claims, kid=RSA_KEY.kid):
+    return compact_jws({"alg": "RS256", "kid": kid, "typ": "JWT"}, claims, RSA_KEY)
+
+
+def tampered(token):
+    """The token with one bit of its signature flipped: still well-formed, no longer valid."""
+    signing_input, _, signature = token.rpartition(".")
+    raw = bytearray(base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4)))
+    raw[-1] ^= 0x01
+    return signing_input + "." + b64url(bytes(raw))
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -170,6 +186,7 @@ def new_oauth1_secret():
 STAT_KEYS = (
     "authorize", "token", "refresh", "revoke", "user", "discovery", "jwks",
     "oauth1", "oauth1_request_token", "oauth1_authorize", "oauth1_access_token", "oauth1_account", "oauth1_keyed", "par",
+    "tls_refused",
 )
 
 
@@ -184,7 +201,9 @@ class ProviderState(MockState):
             "access_token_lifetime": DEFAULT_ACCESS_TOKEN_LIFETIME,
             "rotate_refresh_tokens": True,
             "id_token_alg": "RS256",
+            "id_token_fault": "",
         }
+        self.tls = False
         self.reset()
 
     def reset(self):
@@ -201,6 +220,11 @@ class ProviderState(MockState):
             self.assertion_ids = set()  # jti of every client assertion accepted
             self.pushed = {}         # request_uri -> (authorize parameters, expiry)
             self.dpop_ids = set()    # jti of every DPoP proof accepted
+
+    @property
+    def base_url(self):
+        url = MockState.base_url.fget(self)
+        return "https" + url[len("http"):] if self.tls else url
 
     @property
     def issuer(self):
@@ -612,6 +636,7 @@ class ProviderHandler(MockHandler):
             outcome = self.redeem_code(code, client_id, params.get("redirect_uri"), params.get("code_verifier"), now)
             token_format = self.state.config["token_format"]
             id_token_alg = self.state.config["id_token_alg"]
+            fault = self.state.config["id_token_fault"]
             issuer = self.state.issuer
         if isinstance(outcome, str):
             return self.oauth2_error(400, "invalid_grant", outcome)
@@ -626,26 +651,39 @@ class ProviderHandler(MockHandler):
         if token_format == "form":
             fields = [fields[0], fields[1], fields[4], fields[2], fields[3]]
         if "openid" in scope_words(record["scope"]):
-            issued = int(now)
-            claims = {"iss": issuer, "sub": OAUTH2_SUBJECT, "aud": client_id, "exp": issued + ID_TOKEN_LIFETIME, "iat": issued}
-            if record["nonce"] is not None:
-                claims["nonce"] = record["nonce"]
-            claims["email"] = OAUTH2_PROFILE["email"]
-            claims["email_verified"] = True
-            if id_token_alg in ("HS256", "HS512"):
-                # OpenID Connect Core 10.1: MACed with the client secret's UTF-8 bytes.
-                digest = hashlib.sha512 if id_token_alg == "HS512" else hashlib.sha256
-                signing_input = b64url(json_bytes({"alg": id_token_alg, "typ": "JWT"})) + "." + b64url(json_bytes(claims))
-                mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), digest).digest()
-                fields.append(("id_token", signing_input + "." + b64url(mac)))
-            else:
-                fields.append(("id_token", self.encrypted(make_jws(claims))))
+            id_token = self.id_token(client_id, record["nonce"], issuer, int(now), id_token_alg, fault)
+            fields.append(("id_token", id_token))
         # Salesforce's answer names the org's own API host; here it is the mock itself.
         fields.append(("instance_url", self.state.base_url))
         if token_format != "form":
             # Teamwork's answer names the site's API host only inside a nested object.
             fields.append(("installation", {"id": 7, "apiEndPoint": self.state.base_url + "/"}))
         return self.token_response(fields, lifetime, token_format)
+
+    def id_token(self, client_id, nonce, issuer, issued, alg, fault):
+        """The id_token of a code grant: RS256 with the mock's key, or MACed with the client
+        secret (OpenID Connect Core 10.1) for HS256/HS512; `fault` spoils exactly one thing."""
+        claims = {"iss": issuer, "sub": OAUTH2_SUBJECT, "aud": client_id,
+                  "exp": issued + ID_TOKEN_LIFETIME, "iat": issued}
+        if fault == "audience":
+            claims["aud"] = "another-client"
+        elif fault == "expired":
+            # Well past any clock-skew leeway a client may allow.
+            claims["iat"], claims["exp"] = issued - 2 * ID_TOKEN_LIFETIME, issued - ID_TOKEN_LIFETIME
+        if nonce is not None or fault == "nonce":
+            claims["nonce"] = "other-" + secrets.token_urlsafe(12) if fault == "nonce" else nonce
+        claims["email"] = OAUTH2_PROFILE["email"]
+        claims["email_verified"] = True
+        if alg in ("HS256", "HS512"):
+            digest = hashlib.sha512 if alg == "HS512" else hashlib.sha256
+            signing_input = b64url(json_bytes({"alg": alg, "typ": "JWT"})) + "." + b64url(json_bytes(claims))
+            mac = hmac.new(OAUTH2_CLIENTS[client_id].encode("utf-8"), signing_input.encode("ascii"), digest).digest()
+            token = signing_input + "." + b64url(mac)
+        else:
+            token = make_jws(claims, kid=UNKNOWN_KID if fault == "kid" else RSA_KEY.kid)
+        if fault == "signature":
+            token = tampered(token)
+        return token if alg in ("HS256", "HS512") else self.encrypted(token)
 
     def redeem_code(self, code, client_id, redirect_uri, verifier, now):
         """Checks and consumes an authorization code. Caller holds the lock.
@@ -1191,6 +1229,11 @@ class ProviderHandler(MockHandler):
             if params["id_token_alg"] not in ("RS256", "HS256", "HS512"):
                 return self.send_json(400, {"error": "id_token_alg must be RS256, HS256 or HS512"})
             updates["id_token_alg"] = params["id_token_alg"]
+        if "id_token_fault" in params:
+            if params["id_token_fault"] not in ID_TOKEN_FAULTS:
+                faults = ", ".join(ID_TOKEN_FAULTS[1:])
+                return self.send_json(400, {"error": "id_token_fault must be one of " + faults + ", or empty"})
+            updates["id_token_fault"] = params["id_token_fault"]
         if "encrypt_to" in params:
             if params["encrypt_to"] and not params["encrypt_to"].startswith("http://127.0.0.1:"):
                 return self.send_json(400, {"error": "encrypt_to must be a loopback JWKS URL, or empty"})
@@ -1211,8 +1254,14 @@ class ProviderHandler(MockHandler):
         return self.send_json(200, config, [("Cache-Control", "no-store")])
 
 
-def make_server(host, port, token_format, issuer_path, verbose=False):
-    return make_mock_server(host, port, ProviderHandler, ProviderState(token_format, host, issuer_path), verbose)
+def make_server(host, port, token_format, issuer_path, verbose=False, tls=None):
+    """`tls` is (certificate path, key path) to serve HTTPS instead of HTTP."""
+    state = ProviderState(token_format, host, issuer_path)
+    server = make_mock_server(host, port, ProviderHandler, state, verbose)
+    if tls is not None:
+        state.tls = True
+        speak_tls(server, tls[0], tls[1], lambda: state.count("tls_refused"))
+    return server
 
 
 # --- Self-test: an independent little client ---------------------------------------------
@@ -1543,6 +1592,46 @@ class SelfTest(SelfTestBase):
                    and json.loads(client_unb64(parts[0])) == {"alg": "HS256", "typ": "JWT"}
                    and client_unb64(parts[2]) == expected_mac, maced.body)
 
+        self.id_token_faults(base, new_code, post_auth, redirect, n, e)
+
+    def id_token_faults(self, base, new_code, post_auth, redirect, n, e):
+        """Each /_config?id_token_fault= spoils its own part of the token and nothing else."""
+        def token_with(fault):
+            http("GET", base + "/_config?id_token_fault=" + fault)
+            code = new_code({"nonce": "n-fault"}, scope="openid")
+            reply = http("POST", base + "/oauth2/token", form=post_auth + [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)])
+            parts = reply.json().get("id_token", "..").split(".")
+            header, claims = json.loads(client_unb64(parts[0])), json.loads(client_unb64(parts[1]))
+            verifies = client_rs256_verify((parts[0] + "." + parts[1]).encode(), client_unb64(parts[2]), n, e)
+            return header, claims, verifies
+
+        now = time.time()
+        header, claims, verifies = token_with("")
+        self.check("no fault: a valid token", verifies and header["kid"] == "mock-rsa-1" and claims["aud"] == "client-1"
+                   and claims["exp"] > now and claims["nonce"] == "n-fault", claims)
+        header, claims, verifies = token_with("signature")
+        self.check("fault signature: only the signature is wrong", not verifies and header["kid"] == "mock-rsa-1"
+                   and claims["aud"] == "client-1" and claims["exp"] > now and claims["nonce"] == "n-fault", claims)
+        header, claims, verifies = token_with("audience")
+        self.check("fault audience: signed, for another client", verifies and claims["aud"] == "another-client"
+                   and claims["exp"] > now and claims["nonce"] == "n-fault", claims)
+        header, claims, verifies = token_with("expired")
+        self.check("fault expired: signed, expired ten minutes ago", verifies and claims["aud"] == "client-1"
+                   and claims["exp"] < now - 500 and claims["iat"] < claims["exp"]
+                   and claims["nonce"] == "n-fault", claims)
+        header, claims, verifies = token_with("nonce")
+        self.check("fault nonce: signed, with another nonce", verifies and claims["aud"] == "client-1"
+                   and claims["exp"] > now and claims.get("nonce", "n-fault") != "n-fault", claims)
+        header, claims, verifies = token_with("kid")
+        published = [key["kid"] for key in http("GET", base + "/oauth2/jwks").json()["keys"]]
+        self.check("fault kid: signed by the key, named by a kid the JWKS lacks", verifies
+                   and header["kid"] not in published and claims["aud"] == "client-1", (header, published))
+        bad = http("GET", base + "/_config?id_token_fault=everything")
+        cleared = http("GET", base + "/_config?id_token_fault=")
+        self.check("id_token_fault: unknown values refused, empty clears", bad.status == 400
+                   and cleared.json()["id_token_fault"] == "", bad.body)
+
     # -- OAuth 1.0a --
 
     def oauth1(self, base):
@@ -1625,6 +1714,36 @@ class SelfTest(SelfTestBase):
         self.check("reset zeroes stats", reset.status == 200 and set(zero.values()) == {0}
                    and set(zero) == set(STAT_KEYS), zero)
 
+    def tls(self):
+        """With --tls-cert, HTTPS only: a client trusting the certificate is answered, one that
+        refuses it is counted in tls_refused and no request of its reaches a handler."""
+        with tempfile.TemporaryDirectory() as directory:
+            cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", key, "-out", cert], check=True, capture_output=True)
+            server = make_server("127.0.0.1", 0, "json", "", tls=(cert, key))
+            base = server.state.base_url
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+            try:
+                trusting = ssl.create_default_context(cafile=cert)
+                with urllib.request.urlopen(base + "/_stats", context=trusting, timeout=30) as reply:
+                    before = json.loads(reply.read())
+                try:
+                    untrusting = ssl.create_default_context()
+                    urllib.request.urlopen(base + "/oauth2/token", data=b"code=x", context=untrusting, timeout=30)
+                    refused = False
+                except urllib.error.URLError as error:
+                    refused = isinstance(error.reason, ssl.SSLCertVerificationError)
+                with urllib.request.urlopen(base + "/_stats", context=trusting, timeout=30) as reply:
+                    after = json.loads(reply.read())
+                self.check("tls: https base URL and issuer", base.startswith("https://127.0.0.1:"), base)
+                self.check("tls: an untrusting client is refused before any request", refused
+                           and before["tls_refused"] == 0 and after["tls_refused"] == 1 and after["token"] == 0, after)
+            finally:
+                server.shutdown()
+                server.server_close()
+
     def subprocess_protocol(self):
         self.child_protocol(__file__, "/.well-known/openid-configuration", ("SIGTERM",))
 
@@ -1638,6 +1757,7 @@ class SelfTest(SelfTestBase):
             self.section("oauth2", lambda: self.oauth2(base))
             self.section("oauth1", lambda: self.oauth1(base))
             self.section("stats", lambda: self.stats(base))
+            self.section("tls", self.tls)
             self.section("subprocess", self.subprocess_protocol)
         finally:
             server.shutdown()
@@ -1652,6 +1772,8 @@ class SelfTest(SelfTestBase):
 def add_provider_options(parser):
     parser.add_argument("--token-format", choices=("json", "form"), default="json")
     parser.add_argument("--issuer-path", default="", help="path appended to the issuer URL, e.g. /tenant")
+    parser.add_argument("--tls-cert", help="PEM certificate: serve HTTPS (needs --tls-key)")
+    parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
 
 
 def main(argv):
@@ -1661,7 +1783,11 @@ def main(argv):
     issuer_path = args.issuer_path.strip()
     if issuer_path:
         issuer_path = "/" + issuer_path.strip("/")
-    return serve(lambda: make_server(args.host, args.port, args.token_format, issuer_path, args.verbose),
+    if (args.tls_cert is None) != (args.tls_key is None):
+        sys.stderr.write("--tls-cert and --tls-key go together\n")
+        return 2
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    return serve(lambda: make_server(args.host, args.port, args.token_format, issuer_path, args.verbose, tls),
                  args.exit_on_stdin_eof)
 
 

@@ -143,6 +143,8 @@ struct FailureTests {
         #expect(HTTPClientError.timedOut("a") != .connectFailed("a"))
         #expect(HTTPClientError.tlsFailure("x").shortDescription == "tlsFailure")
         #expect(HTTPClientError.tlsFailure("x").reason == "x")
+        #expect(HTTPClientError.certificateRejected("x").shortDescription == "certificateRejected")
+        #expect(HTTPClientError.certificateRejected("x") != .tlsFailure, "a refused certificate is not any TLS failure")
         #expect("\(HTTPClientError.shutdown)" == "shutdown: client shut down")
     }
 }

@@ -12,7 +12,7 @@ struct TLSTests {
         configuration.totalTimeout = .seconds(30)
     }
 
-    @Test("A self-signed server fails verification unless its CA is configured")
+    @Test("A self-signed server fails verification, as a rejected certificate, unless its CA is configured")
     func selfSigned() async throws {
         let certificate = try await SelfSignedCertificate.make()
         defer { certificate.remove() }
@@ -24,7 +24,8 @@ struct TLSTests {
         let error = await capture { () throws(HTTPClientError) in
             try await strict.execute(HTTPClientRequest(url: url))
         }
-        #expect(error == .tlsFailure, "\(String(describing: error))")
+        #expect(error == .certificateRejected, "\(String(describing: error))")
+        #expect(error?.shortDescription == "certificateRejected")
 
         let trusting = try makeClient {
             Self.patient(&$0)
@@ -50,6 +51,6 @@ struct TLSTests {
         let error = await capture { () throws(HTTPClientError) in
             try await client.execute(HTTPClientRequest(url: server.baseURL + "/echo"))
         }
-        #expect(error == .tlsFailure, "\(String(describing: error))")
+        #expect(error == .certificateRejected, "\(String(describing: error))")
     }
 }
