@@ -44,7 +44,7 @@ struct UpstreamTLSTests {
         let message = try LoginBench.message(page)
         #expect(message["status"] == "error", "\(message)")
         #expect(message["state"] == "tls")
-        let expected = "Error during the 'access_token' step (the provider did not answer: certificateRejected)"
+        let expected = "Error during the 'access_token' step (the provider's TLS certificate is not trusted, so nothing was sent)"
         #expect(message["message"] == .string(expected))
 
         // The gateway did connect and refused the handshake, so not one request, let alone the

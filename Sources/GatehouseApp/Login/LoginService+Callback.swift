@@ -209,7 +209,7 @@ extension LoginService {
             }
         } catch {
             context.metrics.upstream.increment(provider, step, "unreachable")
-            return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
+            return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(error.upstreamReason))", data: .null))
         }
         let fields = TokenResponse.fields(of: response, endpoint: endpoint)
         guard response.status == 200 || response.status == 201, let fields, fields["error"] == nil,

@@ -16,7 +16,7 @@ extension LoginService {
             response = try await outbound.execute(request)
         } catch {
             context.metrics.upstream.increment(provider, "lookup", "unreachable")
-            let message = "Error during the 'lookup' step (the provider did not answer: \(error.shortDescription))"
+            let message = "Error during the 'lookup' step (\(error.upstreamReason))"
             return .failure(ProviderProblem(message: message, data: .null))
         }
         guard (200..<300).contains(response.status), let body = JSONValue.parse(response.body), body.objectValue != nil else {

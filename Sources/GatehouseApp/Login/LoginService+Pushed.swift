@@ -31,7 +31,7 @@ extension LoginService {
             response = try await outbound.execute(request)
         } catch {
             context.metrics.upstream.increment(provider, "par", "unreachable")
-            let reason = "the provider did not answer: \(error.shortDescription)"
+            let reason = error.upstreamReason
             return .failure(ProviderProblem(message: "Error during the 'par' step (\(reason))", data: .null))
         }
         let fields = TokenResponse.fields(of: response, endpoint: endpoint)

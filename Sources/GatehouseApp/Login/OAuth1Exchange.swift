@@ -62,7 +62,7 @@ struct OAuth1Exchange: Sendable {
         do {
             response = try await outbound.execute(request)
         } catch {
-            return .failure(ProviderProblem(message: "Error during the '\(step)' step (the provider did not answer: \(error.shortDescription))", data: .null))
+            return .failure(ProviderProblem(message: "Error during the '\(step)' step (\(error.upstreamReason))", data: .null))
         }
         let fields = TokenResponse.fields(of: response, endpoint: endpoint, defaultFormat: "url")
         guard response.status == 200 || response.status == 201, let fields else {
