@@ -36,10 +36,6 @@ struct AppleBench {
         let apple = try await MockApple.start()
         let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
         let gateway = try await Gateway.start(workspace: workspace, store: store)
-        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"ios","domains":["localhost"]}"#)
-        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
-            throw RawHTTPError("app creation failed")
-        }
         var parameters: JSONObject = [
             "client_id": .string(clientID), "services_id": .string(MockApple.servicesID),
             "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
@@ -47,11 +43,21 @@ struct AppleBench {
             "scope": ["name", "email"],
         ]
         if forwardNotifications { parameters["notification_url"] = .string(apple.webhookURL) }
+        let (key, secret) = try await createApp(on: gateway, name: "ios", parameters: parameters)
+        return AppleBench(gateway: gateway, apple: apple, key: key, secret: secret)
+    }
+
+    /// Creates an app on `gateway` with an Apple keyset of `parameters`; its key and secret.
+    static func createApp(on gateway: Gateway, name: String, parameters: JSONObject) async throws -> (key: String, secret: String) {
+        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"\#(name)","domains":["localhost"]}"#)
+        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
+            throw RawHTTPError("app creation failed")
+        }
         let keyset = JSONValue.object(["parameters": .object(parameters)])
         let body = String(decoding: try JSONCoding.encode(keyset), as: UTF8.self)
         let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/apple", body: body)
         guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
-        return AppleBench(gateway: gateway, apple: apple, key: key, secret: secret)
+        return (key, secret)
     }
 
     func native(_ fields: [String: String]) async throws -> HTTPClientResponse {
@@ -59,6 +65,17 @@ struct AppleBench {
         return try await gateway.client.execute(HTTPClientRequest(
             method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/apple/native",
             headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(body.utf8)))
+    }
+
+    /// `POST /auth/refresh_token/apple` as app `key` with `secret`, naming `clientID` if given.
+    func refresh(_ token: String, key: String, secret: String, clientID: String? = MockApple.bundleID) async throws
+        -> HTTPClientResponse
+    {
+        var form = "token=\(PercentEncoding.encode(token))&key=\(key)&secret=\(secret)"
+        if let clientID { form += "&client_id=\(PercentEncoding.encode(clientID))" }
+        return try await gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/refresh_token/apple",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
     }
 
     func stop() async throws {
@@ -236,11 +253,11 @@ struct AppleFlowTests {
             "authorization_code": credential.authorizationCode,
         ])
         let refreshToken = try #require(signed.json?["refresh_token"]?.stringValue)
-        let form = "token=\(PercentEncoding.encode(refreshToken))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
+        func refresh(_ token: String) async throws -> HTTPClientResponse {
+            try await bench.refresh(token, key: bench.key, secret: bench.secret)
+        }
         for _ in 0..<3 {
-            let refreshed = try await bench.gateway.client.execute(HTTPClientRequest(
-                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
-                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
+            let refreshed = try await refresh(refreshToken)
             #expect(refreshed.status == 200)
             #expect(refreshed.json?["access_token"] != nil)
         }
@@ -251,12 +268,6 @@ struct AppleFlowTests {
             headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(revokeForm.utf8)))
         #expect(revoked.status == 200)
         #expect(try await bench.apple.stats()["revoke"] == 1)
-        func refresh(_ token: String) async throws -> HTTPClientResponse {
-            let form = "token=\(PercentEncoding.encode(token))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
-            return try await bench.gateway.client.execute(HTTPClientRequest(
-                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
-                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
-        }
         #expect(try await refresh(refreshToken).status == 400, "a revoked token no longer answers from the day's check")
         #expect(try await bench.apple.stats()["token_refresh"] == 1, "and Apple is not asked")
         // A token Apple refuses (invalid_grant: revoked elsewhere) is refused from then on without asking again.
@@ -264,6 +275,44 @@ struct AppleFlowTests {
         #expect(try await bench.apple.stats()["token_refresh"] == 2)
         #expect(try await refresh("r-revoked-elsewhere").status == 400)
         #expect(try await bench.apple.stats()["token_refresh"] == 2, "deauthorized: one upstream check")
+        try await bench.stop()
+    }
+
+    @Test("the day's refresh check answers only the app and client id it was made for", arguments: TestStore.allCases)
+    func refreshCheckPerApp(store: TestStore) async throws {
+        let bench = try await AppleBench.start(store: try await store.location())
+        // App B: another customer of the gateway, with its own Apple team, key and ids.
+        let (otherKey, otherSecret) = try await AppleBench.createApp(on: bench.gateway, name: "other", parameters: [
+            "client_id": .string(MockApple.SecondTeam.servicesID), "client_ids": .string(MockApple.SecondTeam.bundleID),
+            "team_id": .string(MockApple.SecondTeam.teamID), "key_id": .string(MockApple.SecondTeam.keyID),
+            "private_key": .string(MockApple.SecondTeam.privateKeyPEM),
+        ])
+        let credential = try await bench.apple.nativeCredential()
+        let signed = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken,
+            "authorization_code": credential.authorizationCode,
+        ])
+        let refreshToken = try #require(signed.json?["refresh_token"]?.stringValue)
+        let first = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret)
+        let firstAccess = try #require(first.json?["access_token"]?.stringValue)
+
+        for clientID in [MockApple.SecondTeam.bundleID, nil] {
+            let foreign = try await bench.refresh(refreshToken, key: otherKey, secret: otherSecret, clientID: clientID)
+            #expect(foreign.status == 400, "app B with its own client id \(clientID ?? "(web)"): Apple's answer for B")
+            #expect(foreign.json?["message"]?.stringValue?.contains("client_id mismatch") == true)
+            #expect(foreign.json?["data"]?["access_token"] == nil && foreign.json?["access_token"] == nil)
+        }
+        #expect(try await bench.apple.stats()["token_refresh"] == 3, "B's calls went to Apple with B's credentials")
+        let borrowed = try await bench.refresh(refreshToken, key: otherKey, secret: otherSecret, clientID: MockApple.bundleID)
+        #expect(borrowed.status == 400, "app A's bundle id is not one of B's client ids")
+        #expect(borrowed.json?["access_token"] == nil)
+        #expect(!String(decoding: borrowed.body, as: UTF8.self).contains(firstAccess))
+
+        let again = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret)
+        #expect(again.status == 200 && again.json?["access_token"]?.stringValue == firstAccess, "A still gets its day's answer")
+        let web = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret, clientID: nil)
+        #expect(web.status == 400, "the same app under its web client id is Apple's to answer, not the bundle id's check")
+        #expect(try await bench.apple.stats()["token_refresh"] == 4)
         try await bench.stop()
     }
 
