@@ -5,7 +5,8 @@ import HTTPClient
 import Testing
 
 /// Sign in with Apple against the local Apple mock: native sign-in in both modes, the web
-/// form_post flow, refresh, revoke and notifications (rejections: AppleRejectionTests).
+/// form_post flow, refresh, revoke and notifications (rejections: AppleRejectionTests,
+/// replays: AppleReplayTests).
 struct AppleBench {
     let gateway: Gateway
     let apple: MockApple
@@ -120,6 +121,7 @@ struct AppleFlowTests {
 
         let retried = try await bench.native([
             "key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "authorization_code": fresh.authorizationCode,
+            "nonce": raw,
         ])
         #expect(retried.status == 200, "the same sign-in again: the recorded exchange, not a second one Apple would refuse")
         #expect(retried.json?["refresh_token"] == body["refresh_token"])

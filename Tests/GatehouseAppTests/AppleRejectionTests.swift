@@ -32,6 +32,7 @@ struct AppleRejectionTests {
             Row(claims: #"{"sub":""}"#, reason: "the token has no subject"),
             Row(claims: #"{"nonce":"someone-elses"}"#, fields: ["nonce": "expected"], reason: "the nonce does not match"),
             Row(fields: ["nonce": "expected"], reason: "the nonce is missing"),
+            Row(claims: #"{"nonce":"bound-to-a-nonce"}"#, reason: "the token is bound to a nonce and the request sent none"),
             Row(claims: #"{"c_hash":"AAAAAAAAAAAAAAAAAAAAAA"}"#, fields: ["authorization_code": "c-some-code"],
                 reason: "c_hash does not match the authorization code"),
             Row(fields: ["user": "000999.someone.else"], reason: "user is not the token's subject"),
