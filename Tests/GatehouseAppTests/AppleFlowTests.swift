@@ -49,7 +49,9 @@ struct AppleBench {
     }
 
     /// Creates an app on `gateway` with an Apple keyset of `parameters`; its key and secret.
-    static func createApp(on gateway: Gateway, name: String, parameters: JSONObject) async throws -> (key: String, secret: String) {
+    static func createApp(on gateway: Gateway, name: String, parameters: JSONObject) async throws
+        -> (key: String, secret: String)
+    {
         let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"\#(name)","domains":["localhost"]}"#)
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed")

@@ -77,9 +77,8 @@ struct AppleRejectionTests {
         // The last character of a 256-byte signature carries 4 spare bits, which must be zero.
         let index = try #require(Array("AQgw").firstIndex(of: last), "a canonical last character is one of AQgw")
         signature[signature.count - 1] = Array("BRhx")[index]
-        Self.expectRefused(
-            try await send(parts[0] + "." + parts[1] + "." + String(signature)), "the signature is not canonical unpadded base64url",
-            "non-canonical")
+        let noncanonical = try await send(parts[0] + "." + parts[1] + "." + String(signature))
+        Self.expectRefused(noncanonical, "the signature is not canonical unpadded base64url", "non-canonical")
         try await bench.stop()
     }
 
@@ -100,7 +99,9 @@ struct AppleRejectionTests {
         #expect(missing.json?["error_description"]?.stringValue?.hasPrefix("send key and secret") == true)
         var parts = valid.split(separator: ".").map(String.init)
         parts[1] = String(repeating: "A", count: 1 << 20)
-        let huge = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: ".")])
+        let huge = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: "."),
+        ])
         #expect(huge.status == 413 || huge.status == 401)
         try await bench.stop()
     }

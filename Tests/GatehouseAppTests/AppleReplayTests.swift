@@ -13,7 +13,9 @@ struct AppleReplayTests {
     /// remembered for a day.
     static func freshNonce() -> String { "n-" + UUID().uuidString }
 
-    @Test("a nonce-bound token: refused without its nonce, on both paths, and its nonce is spent once", arguments: TestStore.allCases)
+    @Test(
+        "a nonce-bound token: refused without its nonce, on both paths, and its nonce is spent once",
+        arguments: TestStore.allCases)
     func nonceBound(store: TestStore) async throws {
         let bench = try await AppleBench.start(store: try await store.location())
         let raw = Self.freshNonce()
@@ -60,12 +62,15 @@ struct AppleReplayTests {
         #expect(first.status == 200 && first.json?["data"]?["code"]?.stringValue != nil)
         for state in ["s1", "s2"] {
             let again = try await bench.native(device.merging(["state": state]) { $1 })
-            AppleRejectionTests.expectRefused(again, "the identity token was already used to sign in", "device replay, state \(state)")
+            let reason = "the identity token was already used to sign in"
+            AppleRejectionTests.expectRefused(again, reason, "device replay, state \(state)")
             #expect(again.json?["data"]?["code"] == nil, "no fresh one-time code")
         }
         // The backend holds the app's secret: it may verify a token it was handed while the token is valid.
         for _ in 0..<2 {
-            let backend = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken])
+            let backend = try await bench.native([
+                "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken,
+            ])
             #expect(backend.status == 200, "\(String(decoding: backend.body, as: UTF8.self))")
         }
         try await bench.stop()
@@ -95,7 +100,8 @@ struct AppleReplayTests {
         #expect(try await bench.apple.stats()["token_code"] == 1)
         var bare = fields
         bare["nonce"] = nil
-        AppleRejectionTests.expectRefused(try await bench.native(bare), "the token is bound to a nonce", "retry without the nonce")
+        let retried = try await bench.native(bare)
+        AppleRejectionTests.expectRefused(retried, "the token is bound to a nonce", "retry without the nonce")
         try await bench.stop()
     }
 }

@@ -99,7 +99,8 @@ struct AppleSignIn: Sendable {
     /// leeway, the nonce as `nonceRule` says, and `c_hash` against the authorization code when
     /// both are present.
     func verify(
-        _ token: String, definition: ProviderDefinition, audiences: [String], nonce nonceRule: NonceRule, authorizationCode: String?
+        _ token: String, definition: ProviderDefinition, audiences: [String], nonce nonceRule: NonceRule,
+        authorizationCode: String?
     ) async throws(AppleError) -> JWTClaims {
         guard let openid = definition.openid, let jwksURI = openid.jwksURI else {
             throw .configuration("the apple definition has no openid block with a jwks_uri")

@@ -226,7 +226,8 @@ extension LoginService {
             // Apple answers 200 to any token, so a refresh token named here is refused from now
             // on, without asking Apple, and its day-old check no longer answers for it.
             if isApple, flow["token_type_hint"] == "refresh_token" {
-                await markRevoked(AppleTokenRecords(token: token, clientID: parameters["client_id"]?.stringValue ?? "", appKey: key))
+                let clientID = parameters["client_id"]?.stringValue ?? ""
+                await markRevoked(AppleTokenRecords(token: token, clientID: clientID, appKey: key))
             }
             // A revoked access token no longer finds the profile its sign-in left for `me`.
             if flow["token_type_hint"] == "access_token" { _ = try? await context.store.takeRecord(NativeSession.recordID(token: token)) }
