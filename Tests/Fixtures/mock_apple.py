@@ -49,6 +49,12 @@ SERVICES_ID = "com.example.web"
 BUNDLE_IDS = ("com.example.app", "com.example.watch")
 CLIENT_IDS = (SERVICES_ID,) + BUNDLE_IDS
 
+# A second developer (another team, its own key and ids), for tests where two apps must not
+# share what Apple gave one of them. Only /auth/token and /auth/revoke know it.
+SECOND_TEAM_ID = "TEAM654321"
+SECOND_KEY_ID = "KEY7654321"
+SECOND_CLIENT_IDS = ("com.second.web", "com.second.app")
+
 USER_SUB = "000723.25da8be3e0fb4ad0a9c1a82b1bc3fef0.0402"
 USER_EMAIL = "ada@privaterelay.appleid.com"
 USER_NAME = {"firstName": "Ada", "lastName": "Lovelace"}
@@ -83,6 +89,22 @@ CLIENT_KEY_PEM = (
     "7xO6z248e9FURcfxRM0bvZt+hyzf7bnuufSzaV1uqQskrYpGIyiFiOWt\n"
     "-----END PRIVATE KEY-----\n"
 )
+# The second team's .p8 (made once with `openssl ecparam -name prime256v1 -genkey`; test data,
+# also `MockApple.secondPrivateKeyPEM`). The selftest signs with the PEM.
+SECOND_CLIENT_KEY_PEM = (
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgJtVTugQCgW1ri3Ri\n"
+    "Afo0POgGh1mGiJKrJGsYJu1+HDWhRANCAARsjWbuAD9y1k3x6EWZhf5Bax1pCyGd\n"
+    "tBJiKwZRwVEr9uf9zhF+hA47Q+aoMa9Te3LjpFELvMI2MzoJi30tvalb\n"
+    "-----END PRIVATE KEY-----\n"
+)
+SECOND_CLIENT_KEY_X = 0x6C8D66EE003F72D64DF1E8459985FE416B1D690B219DB412622B0651C1512BF6
+SECOND_CLIENT_KEY_Y = 0xE7FDCE117E840E3B43E6A831AF537B72E3A4510BBCC236333A098B7D2DBDA95B
+
+# client_id -> (team id, key id, public key) of the developer that registered it.
+DEVELOPERS = {client_id: (TEAM_ID, KEY_ID, (CLIENT_KEY_X, CLIENT_KEY_Y)) for client_id in CLIENT_IDS}
+DEVELOPERS.update({client_id: (SECOND_TEAM_ID, SECOND_KEY_ID, (SECOND_CLIENT_KEY_X, SECOND_CLIENT_KEY_Y))
+                   for client_id in SECOND_CLIENT_IDS})
 
 # --- Two fixed 2048-bit RSA signing keys (made once with `openssl genrsa 2048`; test data) ---
 
@@ -275,7 +297,9 @@ def _is_number(value):
 
 
 def check_client_secret(secret, client_id, audience, now):
-    """Apple's client_secret rules (apple.md section 3). None if valid, else why not."""
+    """Apple's client_secret rules (apple.md section 3), for the developer that registered
+    client_id (a registered id). None if valid, else why not."""
+    team_id, key_id, public_key = DEVELOPERS[client_id]
     parts = secret.split(".")
     if len(parts) != 3:
         return "client_secret is not a compact JWS (%d segments)" % len(parts)
@@ -289,15 +313,15 @@ def check_client_secret(secret, client_id, audience, now):
         return "client_secret header or claims are not JSON objects"
     if header.get("alg") != "ES256":
         return "client_secret alg is %r, not ES256" % (header.get("alg"),)
-    if header.get("kid") != KEY_ID:
-        return "client_secret kid is %r, not %s" % (header.get("kid"), KEY_ID)
+    if header.get("kid") != key_id:
+        return "client_secret kid is %r, not %s" % (header.get("kid"), key_id)
     if len(signature) != 64:
         return "client_secret signature is %d bytes, not raw R||S (64); DER?" % len(signature)
     signing_input = (parts[0] + "." + parts[1]).encode("ascii")
-    if not es256_verify(signing_input, signature, (CLIENT_KEY_X, CLIENT_KEY_Y)):
+    if not es256_verify(signing_input, signature, public_key):
         return "client_secret ES256 signature does not verify with the registered key"
-    if claims.get("iss") != TEAM_ID:
-        return "client_secret iss is %r, not the team id %s" % (claims.get("iss"), TEAM_ID)
+    if claims.get("iss") != team_id:
+        return "client_secret iss is %r, not the team id %s" % (claims.get("iss"), team_id)
     if claims.get("aud") != audience:
         return "client_secret aud is %r, not %s" % (claims.get("aud"), audience)
     if claims.get("sub") != client_id:
@@ -524,7 +548,7 @@ class AppleHandler(MockHandler):
         if not client_id:
             self.invalid_client("missing client_id")
             return None
-        if client_id not in CLIENT_IDS:
+        if client_id not in DEVELOPERS:
             self.invalid_client("unknown client_id %r" % client_id)
             return None
         if not secret:
@@ -897,10 +921,11 @@ def client_der_to_raw(der):
 class ClientSecretMinter:
     """Mints client_secret JWTs with the openssl CLI, apart from the server's own code."""
 
-    def __init__(self):
+    def __init__(self, pem=CLIENT_KEY_PEM, team_id=TEAM_ID, key_id=KEY_ID):
+        self.team_id, self.key_id = team_id, key_id
         handle, self.path = tempfile.mkstemp(suffix=".p8")
         with os.fdopen(handle, "w") as key_file:
-            key_file.write(CLIENT_KEY_PEM)
+            key_file.write(pem)
 
     def close(self):
         os.unlink(self.path)
@@ -911,9 +936,9 @@ class ClientSecretMinter:
 
     def mint(self, client_id, audience, header=None, claims=None, der=False, flip=False):
         now = int(time.time())
-        full_header = {"alg": "ES256", "kid": KEY_ID}
+        full_header = {"alg": "ES256", "kid": self.key_id}
         full_header.update(header or {})
-        full_claims = {"iss": TEAM_ID, "iat": now, "exp": now + 3600, "aud": audience, "sub": client_id}
+        full_claims = {"iss": self.team_id, "iat": now, "exp": now + 3600, "aud": audience, "sub": client_id}
         full_claims.update(claims or {})
         full_header = {k: v for k, v in full_header.items() if v is not None}
         full_claims = {k: v for k, v in full_claims.items() if v is not None}
@@ -1267,6 +1292,28 @@ class SelfTest(SelfTestBase):
         self.check("revoking again -> 200", twice.status == 200)
         fields = dict(parse_form_post(self.authorize().text).fields)
         self.check("after a revoke the next consent sends user again", "user" in fields, list(fields))
+        self.second_team()
+
+    def second_team(self):
+        """Another developer's ids take its own key, and never this team's tokens."""
+        minter = ClientSecretMinter(SECOND_CLIENT_KEY_PEM, SECOND_TEAM_ID, SECOND_KEY_ID)
+        try:
+            secret = minter.mint("com.second.web", self.base)
+        finally:
+            minter.close()
+        refresh = self.token([("client_id", SERVICES_ID), ("client_secret", self.secret(SERVICES_ID)),
+                              ("code", self.web_code()), ("grant_type", "authorization_code"),
+                              ("redirect_uri", self.REDIRECT)]).json()["refresh_token"]
+        foreign = self.token([("client_id", "com.second.web"), ("client_secret", secret),
+                              ("grant_type", "refresh_token"), ("refresh_token", refresh)])
+        self.check("another team's client with its own key: this team's refresh token -> invalid_grant",
+                   foreign.status == 400 and foreign.json() == {
+                       "error": "invalid_grant",
+                       "error_description": "client_id mismatch. The token was not issued to com.second.web."},
+                   foreign.body)
+        mixed = self.token([("client_id", "com.second.web"), ("client_secret", self.secret("com.second.web")),
+                            ("grant_type", "refresh_token"), ("refresh_token", refresh)])
+        self.expect_invalid_client("another team's client with this team's key -> invalid_client", mixed)
 
     # -- client_secret rules --
 
@@ -1412,7 +1459,7 @@ class SelfTest(SelfTestBase):
     def stats_reset(self):
         stats = http("GET", self.base + "/_stats").json()
         self.check("stats counters", stats["authorize"] >= 10 and stats["token_code"] >= 20
-                   and stats["token_refresh"] == 3 and stats["revoke"] == 4 and stats["keys"] >= 10, stats)
+                   and stats["token_refresh"] == 5 and stats["revoke"] == 4 and stats["keys"] >= 10, stats)
         http("POST", self.base + "/_reset")
         zero = http("GET", self.base + "/_stats").json()
         self.check("reset zeroes stats and restores the key", all(zero[key] == 0 for key in STAT_KEYS)

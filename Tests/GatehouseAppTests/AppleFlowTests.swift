@@ -5,7 +5,8 @@ import HTTPClient
 import Testing
 
 /// Sign in with Apple against the local Apple mock: native sign-in in both modes, the web
-/// form_post flow, rejections, refresh, revoke and notifications.
+/// form_post flow, refresh, revoke and notifications (rejections: AppleRejectionTests,
+/// replays: AppleReplayTests).
 struct AppleBench {
     let gateway: Gateway
     let apple: MockApple
@@ -36,10 +37,6 @@ struct AppleBench {
         let apple = try await MockApple.start()
         let workspace = try Workspace(providers: ["apple": definition(apple.baseURL)])
         let gateway = try await Gateway.start(workspace: workspace, store: store)
-        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"ios","domains":["localhost"]}"#)
-        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
-            throw RawHTTPError("app creation failed")
-        }
         var parameters: JSONObject = [
             "client_id": .string(clientID), "services_id": .string(MockApple.servicesID),
             "client_ids": .array([.string(MockApple.bundleID), .string(MockApple.watchBundleID)]),
@@ -47,11 +44,23 @@ struct AppleBench {
             "scope": ["name", "email"],
         ]
         if forwardNotifications { parameters["notification_url"] = .string(apple.webhookURL) }
+        let (key, secret) = try await createApp(on: gateway, name: "ios", parameters: parameters)
+        return AppleBench(gateway: gateway, apple: apple, key: key, secret: secret)
+    }
+
+    /// Creates an app on `gateway` with an Apple keyset of `parameters`; its key and secret.
+    static func createApp(on gateway: Gateway, name: String, parameters: JSONObject) async throws
+        -> (key: String, secret: String)
+    {
+        let created = try await gateway.send("POST", "/api/admin/apps", body: #"{"name":"\#(name)","domains":["localhost"]}"#)
+        guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
+            throw RawHTTPError("app creation failed")
+        }
         let keyset = JSONValue.object(["parameters": .object(parameters)])
         let body = String(decoding: try JSONCoding.encode(keyset), as: UTF8.self)
         let stored = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/apple", body: body)
         guard stored.status == 200 else { throw RawHTTPError("keyset: \(stored.status) \(String(decoding: stored.body, as: UTF8.self))") }
-        return AppleBench(gateway: gateway, apple: apple, key: key, secret: secret)
+        return (key, secret)
     }
 
     func native(_ fields: [String: String]) async throws -> HTTPClientResponse {
@@ -59,6 +68,17 @@ struct AppleBench {
         return try await gateway.client.execute(HTTPClientRequest(
             method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/apple/native",
             headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(body.utf8)))
+    }
+
+    /// `POST /auth/refresh_token/apple` as app `key` with `secret`, naming `clientID` if given.
+    func refresh(_ token: String, key: String, secret: String, clientID: String? = MockApple.bundleID) async throws
+        -> HTTPClientResponse
+    {
+        var form = "token=\(PercentEncoding.encode(token))&key=\(key)&secret=\(secret)"
+        if let clientID { form += "&client_id=\(PercentEncoding.encode(clientID))" }
+        return try await gateway.client.execute(HTTPClientRequest(
+            method: "POST", url: "http://127.0.0.1:\(gateway.port)/auth/refresh_token/apple",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
     }
 
     func stop() async throws {
@@ -103,6 +123,7 @@ struct AppleFlowTests {
 
         let retried = try await bench.native([
             "key": bench.key, "secret": bench.secret, "identity_token": fresh.identityToken, "authorization_code": fresh.authorizationCode,
+            "nonce": raw,
         ])
         #expect(retried.status == 200, "the same sign-in again: the recorded exchange, not a second one Apple would refuse")
         #expect(retried.json?["refresh_token"] == body["refresh_token"])
@@ -200,66 +221,6 @@ struct AppleFlowTests {
         try await bench.stop()
     }
 
-    @Test("rejected identity tokens, each with a clear error")
-    func rejections() async throws {
-        let bench = try await AppleBench.start()
-        let now = Int(Date().timeIntervalSince1970)
-        let cases: [(String, String?, String)] = [
-            (#"{"aud":"com.other.app"}"#, nil, "current"),
-            (#"{"iss":"https://appleid.apple.com.evil"}"#, nil, "current"),
-            (#"{"exp":\#(now - 3600),"iat":\#(now - 7200)}"#, nil, "current"),
-            (#"{"iat":\#(now + 600),"exp":\#(now + 4000)}"#, nil, "current"),
-            (#"{"nonce":"someone-elses"}"#, nil, "current"),
-            ("{}", nil, "none"),
-            ("{}", #"{"alg":"HS256"}"#, "current"),
-            ("{}", #"{"kid":"unknown-kid"}"#, "current"),
-            ("{}", #"{"alg":"ES256"}"#, "current"),
-            (#"{"sub":""}"#, nil, "current"),
-        ]
-        for (claims, header, key) in cases {
-            let token = try await bench.apple.sign(claims: claims, header: header, key: key, template: "id_token")
-            let answer = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": token, "nonce": "expected"])
-            #expect(answer.status == 401, "\(claims) \(header ?? "")")
-            #expect(answer.json?["error"] == "invalid_token")
-            #expect(answer.json?["error_description"]?.stringValue?.isEmpty == false)
-        }
-        let valid = try await bench.apple.sign(claims: "{}", template: "id_token")
-        var parts = valid.split(separator: ".").map(String.init)
-        for index in [1, 2] {
-            var characters = Array(parts[index])
-            let middle = characters.count / 2
-            characters[middle] = characters[middle] == "A" ? "B" : "A"
-            var tampered = parts
-            tampered[index] = String(characters)
-            let answer = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": tampered.joined(separator: ".")])
-            #expect(answer.status == 401)
-        }
-        // A non-canonical last character: same bytes to a lenient decoder, refused here.
-        var signature = Array(parts[2])
-        if let last = signature.last, let index = Array("AQgw").firstIndex(of: last) {
-            signature[signature.count - 1] = Array("BRhx")[index]
-            let noncanonical = try await bench.native([
-                "key": bench.key, "secret": bench.secret, "identity_token": parts[0] + "." + parts[1] + "." + String(signature),
-            ])
-            #expect(noncanonical.status == 401)
-        }
-        // A body that says JSON but is not one: told so, not asked for fields it may well hold.
-        for broken in [#"{"key": "#, #"{"key":"a","key":"b"}"#, "[1]", "key=\(bench.key)"] {
-            let answer = try await bench.gateway.client.execute(HTTPClientRequest(
-                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/apple/native",
-                headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Array(broken.utf8)))
-            #expect(answer.status == 400, "\(broken)")
-            #expect(answer.json?["error_description"] == "the body is labelled JSON but is not a JSON object", "\(broken)")
-        }
-        let missing = try await bench.native(["identity_token": valid])
-        #expect(missing.status == 400)
-        #expect(missing.json?["error_description"]?.stringValue?.hasPrefix("send key and secret") == true)
-        parts[1] = String(repeating: "A", count: 1 << 20)
-        let huge = try await bench.native(["key": bench.key, "secret": bench.secret, "identity_token": parts.joined(separator: ".")])
-        #expect(huge.status == 413 || huge.status == 401)
-        try await bench.stop()
-    }
-
     @Test(
         "web sign-in: form_post callback, minted client_secret, name captured on first consent",
         arguments: [MockApple.servicesID, MockApple.bundleID])
@@ -296,11 +257,11 @@ struct AppleFlowTests {
             "authorization_code": credential.authorizationCode,
         ])
         let refreshToken = try #require(signed.json?["refresh_token"]?.stringValue)
-        let form = "token=\(PercentEncoding.encode(refreshToken))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
+        func refresh(_ token: String) async throws -> HTTPClientResponse {
+            try await bench.refresh(token, key: bench.key, secret: bench.secret)
+        }
         for _ in 0..<3 {
-            let refreshed = try await bench.gateway.client.execute(HTTPClientRequest(
-                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
-                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
+            let refreshed = try await refresh(refreshToken)
             #expect(refreshed.status == 200)
             #expect(refreshed.json?["access_token"] != nil)
         }
@@ -311,12 +272,6 @@ struct AppleFlowTests {
             headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(revokeForm.utf8)))
         #expect(revoked.status == 200)
         #expect(try await bench.apple.stats()["revoke"] == 1)
-        func refresh(_ token: String) async throws -> HTTPClientResponse {
-            let form = "token=\(PercentEncoding.encode(token))&key=\(bench.key)&secret=\(bench.secret)&client_id=\(MockApple.bundleID)"
-            return try await bench.gateway.client.execute(HTTPClientRequest(
-                method: "POST", url: "http://127.0.0.1:\(bench.gateway.port)/auth/refresh_token/apple",
-                headers: [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")], body: Array(form.utf8)))
-        }
         #expect(try await refresh(refreshToken).status == 400, "a revoked token no longer answers from the day's check")
         #expect(try await bench.apple.stats()["token_refresh"] == 1, "and Apple is not asked")
         // A token Apple refuses (invalid_grant: revoked elsewhere) is refused from then on without asking again.
@@ -324,6 +279,44 @@ struct AppleFlowTests {
         #expect(try await bench.apple.stats()["token_refresh"] == 2)
         #expect(try await refresh("r-revoked-elsewhere").status == 400)
         #expect(try await bench.apple.stats()["token_refresh"] == 2, "deauthorized: one upstream check")
+        try await bench.stop()
+    }
+
+    @Test("the day's refresh check answers only the app and client id it was made for", arguments: TestStore.allCases)
+    func refreshCheckPerApp(store: TestStore) async throws {
+        let bench = try await AppleBench.start(store: try await store.location())
+        // App B: another customer of the gateway, with its own Apple team, key and ids.
+        let (otherKey, otherSecret) = try await AppleBench.createApp(on: bench.gateway, name: "other", parameters: [
+            "client_id": .string(MockApple.SecondTeam.servicesID), "client_ids": .string(MockApple.SecondTeam.bundleID),
+            "team_id": .string(MockApple.SecondTeam.teamID), "key_id": .string(MockApple.SecondTeam.keyID),
+            "private_key": .string(MockApple.SecondTeam.privateKeyPEM),
+        ])
+        let credential = try await bench.apple.nativeCredential()
+        let signed = try await bench.native([
+            "key": bench.key, "secret": bench.secret, "identity_token": credential.identityToken,
+            "authorization_code": credential.authorizationCode,
+        ])
+        let refreshToken = try #require(signed.json?["refresh_token"]?.stringValue)
+        let first = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret)
+        let firstAccess = try #require(first.json?["access_token"]?.stringValue)
+
+        for clientID in [MockApple.SecondTeam.bundleID, nil] {
+            let foreign = try await bench.refresh(refreshToken, key: otherKey, secret: otherSecret, clientID: clientID)
+            #expect(foreign.status == 400, "app B with its own client id \(clientID ?? "(web)"): Apple's answer for B")
+            #expect(foreign.json?["message"]?.stringValue?.contains("client_id mismatch") == true)
+            #expect(foreign.json?["data"]?["access_token"] == nil && foreign.json?["access_token"] == nil)
+        }
+        #expect(try await bench.apple.stats()["token_refresh"] == 3, "B's calls went to Apple with B's credentials")
+        let borrowed = try await bench.refresh(refreshToken, key: otherKey, secret: otherSecret, clientID: MockApple.bundleID)
+        #expect(borrowed.status == 400, "app A's bundle id is not one of B's client ids")
+        #expect(borrowed.json?["access_token"] == nil)
+        #expect(!String(decoding: borrowed.body, as: UTF8.self).contains(firstAccess))
+
+        let again = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret)
+        #expect(again.status == 200 && again.json?["access_token"]?.stringValue == firstAccess, "A still gets its day's answer")
+        let web = try await bench.refresh(refreshToken, key: bench.key, secret: bench.secret, clientID: nil)
+        #expect(web.status == 400, "the same app under its web client id is Apple's to answer, not the bundle id's check")
+        #expect(try await bench.apple.stats()["token_refresh"] == 4)
         try await bench.stop()
     }
 

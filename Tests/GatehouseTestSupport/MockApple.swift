@@ -34,6 +34,25 @@ public final class MockApple: FixtureServer, @unchecked Sendable {
 
         """
 
+    /// A second developer registered with the mock (its own team, key and ids), for tests
+    /// where one app must get nothing Apple gave another. Only `/auth/token` and
+    /// `/auth/revoke` know it: no native credential or web sign-in is issued for its ids.
+    public enum SecondTeam {
+        public static let teamID = "TEAM654321"
+        public static let keyID = "KEY7654321"
+        public static let servicesID = "com.second.web"
+        public static let bundleID = "com.second.app"
+        /// Its .p8: a P-256 key made for these tests only.
+        public static let privateKeyPEM = """
+            -----BEGIN PRIVATE KEY-----
+            MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgJtVTugQCgW1ri3Ri
+            Afo0POgGh1mGiJKrJGsYJu1+HDWhRANCAARsjWbuAD9y1k3x6EWZhf5Bax1pCyGd
+            tBJiKwZRwVEr9uf9zhF+hA47Q+aoMa9Te3LjpFELvMI2MzoJi30tvalb
+            -----END PRIVATE KEY-----
+
+            """
+    }
+
     /// Launches `python3 Tests/Fixtures/mock_apple.py --port 0` and waits for its `PORT <n>`
     /// line on a thread of its own, never on the cooperative pool.
     public static func start() async throws -> MockApple {

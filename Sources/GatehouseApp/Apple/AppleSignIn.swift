@@ -84,11 +84,23 @@ struct AppleSignIn: Sendable {
             keyFingerprint: Hex.encode(Digest.sha256(Array(pem.utf8))))
     }
 
+    /// What a verification asks of the token's `nonce` claim.
+    enum NonceRule: Sendable {
+        /// A sign-in with the request's nonce: a nonce sent must be the token's (raw, or the
+        /// SHA-256 hex the iOS convention sends), and a token carrying one needs it sent, or a
+        /// captured token would replay by leaving the nonce out (apple.md §2, step 5).
+        case signIn(String?)
+        /// Reading a token again that a sign-in accepted (`me`, the token Apple's code exchange
+        /// returns): its nonce was that sign-in's business.
+        case notCompared
+    }
+
     /// Verifies an identity token: RS256 only, Apple's issuer, an allowed audience, times with
-    /// leeway, the nonce (raw, or the SHA-256 hex the iOS convention sends), and `c_hash`
-    /// against the authorization code when both are present.
+    /// leeway, the nonce as `nonceRule` says, and `c_hash` against the authorization code when
+    /// both are present.
     func verify(
-        _ token: String, definition: ProviderDefinition, audiences: [String], nonce: String?, authorizationCode: String?
+        _ token: String, definition: ProviderDefinition, audiences: [String], nonce nonceRule: NonceRule,
+        authorizationCode: String?
     ) async throws(AppleError) -> JWTClaims {
         guard let openid = definition.openid, let jwksURI = openid.jwksURI else {
             throw .configuration("the apple definition has no openid block with a jwks_uri")
@@ -103,11 +115,16 @@ struct AppleSignIn: Sendable {
             throw .invalidToken(error.reason)
         }
         guard let subject = claims.sub, !subject.isEmpty else { throw .invalidToken("no subject") }
-        if let expected = nonce {
-            guard let actual = claims.nonce else { throw .invalidToken("the nonce is missing") }
-            let hashed = Hex.encode(Digest.sha256(Array(expected.utf8)))
-            guard ConstantTime.equals(actual, expected) || ConstantTime.equals(actual, hashed) else {
-                throw .invalidToken("the nonce does not match")
+        if case .signIn(let sent) = nonceRule {
+            switch (sent, claims.nonce) {
+            case (nil, nil): break
+            case (nil, _?): throw .invalidToken("the token is bound to a nonce and the request sent none")
+            case (_?, nil): throw .invalidToken("the nonce is missing")
+            case (let expected?, let actual?):
+                let hashed = Hex.encode(Digest.sha256(Array(expected.utf8)))
+                guard ConstantTime.equals(actual, expected) || ConstantTime.equals(actual, hashed) else {
+                    throw .invalidToken("the nonce does not match")
+                }
             }
         }
         if let code = authorizationCode, let cHash = claims.raw["c_hash"]?.stringValue {

@@ -35,14 +35,14 @@ extension LoginService {
         let code = fields["authorization_code"]
         do throws(AppleError) {
             let claims = try await apple.verify(
-                identityToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: fields["nonce"],
-                authorizationCode: code)
+                identityToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters),
+                nonce: .signIn(fields["nonce"]), authorizationCode: code)
             try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
             let offered = try AppleSignIn.offeredName(
                 user: fields["user"], givenName: fields["given_name"], familyName: fields["family_name"], claims: claims)
             var credentials = try await nativeCredentials(
-                identityToken, code: code, nonce: fields["nonce"], appKey: app.key, claims: claims, definition: definition,
-                keyset: keyset.parameters)
+                identityToken, code: code, fromDevice: caller.clientState != nil, appKey: app.key, claims: claims,
+                definition: definition, keyset: keyset.parameters)
             let name = await rememberName(offered, appKey: app.key, subject: claims.sub ?? "")
             let profile = AppleSignIn.profile(claims, name: name)
             credentials["user"] = profile
@@ -72,13 +72,13 @@ extension LoginService {
     /// The credentials of a verified native sign-in: the identity token alone, or what Apple's
     /// code exchange gave. Apple takes a code once (apple.md §5), so the exchange is recorded
     /// for the code's five minutes and the same sign-in sent again, a client retrying after a
-    /// lost answer, gets the same credentials; the nonce is consumed by the first.
+    /// lost answer, gets the same credentials; the first spends the token's sign-in.
     private func nativeCredentials(
-        _ identityToken: String, code: String?, nonce: String?, appKey: String, claims: JWTClaims, definition: ProviderDefinition,
-        keyset: JSONObject
+        _ identityToken: String, code: String?, fromDevice: Bool, appKey: String, claims: JWTClaims,
+        definition: ProviderDefinition, keyset: JSONObject
     ) async throws(AppleError) -> JSONObject {
         guard let code else {
-            _ = try await consumeNonce(nonce, appKey: appKey, claims: claims)
+            _ = try await spendSignIn(identityToken, claims: claims, fromDevice: fromDevice)
             return ["id_token": .string(identityToken)]
         }
         let exchangeID = "apple-code:" + Hex.encode(Digest.sha256(Array((appKey + "\u{0}" + code).utf8)))
@@ -87,13 +87,13 @@ extension LoginService {
         {
             return credentials
         }
-        let nonceRecord = try await consumeNonce(nonce, appKey: appKey, claims: claims)
+        let spent = try await spendSignIn(identityToken, claims: claims, fromDevice: fromDevice)
         let credentials: JSONObject
         do throws(AppleError) {
             credentials = try await exchangeNativeCode(code, claims: claims, definition: definition, keyset: keyset)
         } catch {
             // Apple was unreachable or failed: the same sign-in may be tried again.
-            if error.status >= 500, let nonceRecord { _ = try? await context.store.takeRecord(nonceRecord) }
+            if error.status >= 500, let spent { _ = try? await context.store.takeRecord(spent) }
             throw error
         }
         let record = JSONValue.object(["sub": .string(claims.sub ?? ""), "credentials": .object(credentials)])
@@ -101,12 +101,24 @@ extension LoginService {
         return credentials
     }
 
-    /// Marks a verified nonce used until its token expires, so a captured identity token
-    /// cannot sign in twice (apple.md §2, step 5). Returns the record to release if the
-    /// sign-in fails for reasons of Apple's own.
-    private func consumeNonce(_ nonce: String?, appKey: String, claims: JWTClaims) async throws(AppleError) -> String? {
-        guard let nonce else { return nil }
-        let id = "apple-nonce:" + Hex.encode(Digest.sha256(Array((appKey + "\u{0}" + nonce).utf8)))
+    /// Makes a verified token sign in once, until it expires (docs/apple.md, "Identity-token
+    /// rules"): a token bound to a nonce spends its nonce, whichever path sends it; one without
+    /// spends itself when the app sends it (`k` + `state`, no secret), while a backend holding
+    /// the app's secret may present it again. Keyed by the token's own claim, not the request's
+    /// nonce, which may be the raw value or its hash, and not by app: one sign-in, one use.
+    /// Returns the record to release if the sign-in fails for reasons of Apple's own.
+    private func spendSignIn(_ token: String, claims: JWTClaims, fromDevice: Bool) async throws(AppleError) -> String? {
+        let id: String
+        let refusal: String
+        if let nonce = claims.nonce {
+            id = "apple-nonce:" + Hex.encode(Digest.sha256(Array(nonce.utf8)))
+            refusal = "the nonce was already used"
+        } else if fromDevice {
+            id = "apple-token:" + Hex.encode(Digest.sha256(Array(token.utf8)))
+            refusal = "the identity token was already used to sign in"
+        } else {
+            return nil
+        }
         let remaining = (claims.exp ?? 0) - Timestamp.now() + AppleSignIn.leeway
         let fresh: Bool
         do throws(StoreError) {
@@ -114,7 +126,7 @@ extension LoginService {
         } catch {
             throw AppleError(status: 503, reason: "the store is unavailable")
         }
-        guard fresh else { throw .invalidToken("the nonce was already used") }
+        guard fresh else { throw .invalidToken(refusal) }
         return id
     }
 
@@ -137,7 +149,8 @@ extension LoginService {
         case .success(var result):
             if let fresh = result["id_token"]?.stringValue {
                 let renewed = try await apple.verify(
-                    fresh, definition: definition, audiences: AppleSignIn.audiences(keyset), nonce: nil, authorizationCode: nil)
+                    fresh, definition: definition, audiences: AppleSignIn.audiences(keyset), nonce: .notCompared,
+                    authorizationCode: nil)
                 guard renewed.sub == claims.sub else { throw .invalidToken("the exchanged token belongs to another user") }
             }
             result["scope"] = nil

@@ -109,8 +109,8 @@ extension LoginService {
                 guard let idToken = result["id_token"]?.stringValue else { return failure("Apple's token response has no id_token") }
                 do throws(AppleError) {
                     let claims = try await apple.verify(
-                        idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: state.nonce,
-                        authorizationCode: nil)
+                        idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters),
+                        nonce: .signIn(state.nonce), authorizationCode: nil)
                     try AppleSignIn.checkRealUserStatus(claims, keyset: keyset.parameters)
                     let name = await rememberName(PersonName(appleUser: fields["user"]), appKey: state.appKey, subject: claims.sub ?? "")
                     let profile = AppleSignIn.profile(claims, name: name)

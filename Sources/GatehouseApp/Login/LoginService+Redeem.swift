@@ -63,7 +63,7 @@ extension LoginService {
         var appleCheck: AppleTokenRecords?
         if AppleSignIn.isApple(definition) {
             let requested = fields["client_id"]
-            let records = AppleTokenRecords(token: token, clientID: requested ?? AppleSignIn.webClientID(parameters))
+            let records = AppleTokenRecords(token: token, clientID: requested ?? AppleSignIn.webClientID(parameters), appKey: key)
             if (try? await context.store.record(records.revoked)) != nil {
                 return JSend.fail(400, field: "token", "the refresh token was revoked")
             }
@@ -98,7 +98,9 @@ extension LoginService {
         do throws(ClientAssertionError) { outboundRequest = try refreshRequest(nonce: nil) } catch {
             return JSend.error(400, "Cannot authenticate the app to \(provider): \(error.reason)")
         }
-        let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token).utf8)))
+        // Apple answers per client id, so racing calls under two of them share nothing.
+        let client = appleCheck == nil ? "" : "\u{0}" + (parameters["client_id"]?.stringValue ?? "")
+        let flight = "refresh:" + Hex.encode(Digest.sha256(Array((key + "\u{0}" + provider + "\u{0}" + token + client).utf8)))
         return await singleFlight(flight) { () async -> RefreshOutcome in
             switch await tokenCall(outboundRequest, endpoint: endpoint, step: "refresh", extra: [], provider: provider, renew: { try? refreshRequest(nonce: $0) }) {
             case .failure(let problem):
@@ -224,7 +226,8 @@ extension LoginService {
             // Apple answers 200 to any token, so a refresh token named here is refused from now
             // on, without asking Apple, and its day-old check no longer answers for it.
             if isApple, flow["token_type_hint"] == "refresh_token" {
-                await markRevoked(AppleTokenRecords(token: token, clientID: parameters["client_id"]?.stringValue ?? ""))
+                let clientID = parameters["client_id"]?.stringValue ?? ""
+                await markRevoked(AppleTokenRecords(token: token, clientID: clientID, appKey: key))
             }
             // A revoked access token no longer finds the profile its sign-in left for `me`.
             if flow["token_type_hint"] == "access_token" { _ = try? await context.store.takeRecord(NativeSession.recordID(token: token)) }
@@ -261,7 +264,9 @@ enum RefreshOutcome: Sendable {
 /// The store records kept about one Apple refresh token, named by its SHA-256 so the token
 /// itself is never a key.
 struct AppleTokenRecords: Sendable {
-    /// The last successful check's answer, reused for a day.
+    /// The last successful check's answer, reused for a day by the app and client id that
+    /// made it only: another app presenting the token gets Apple's answer to its own
+    /// credentials, never the tokens Apple gave the first.
     let checked: String
     /// Present once the token is known to be revoked. Per client id: Apple also answers
     /// invalid_grant to a valid token refreshed under the wrong client id, which must not
@@ -271,9 +276,8 @@ struct AppleTokenRecords: Sendable {
     /// A revoked refresh token never comes back; the record only has to outlive its callers.
     static let revokedSeconds = 90 * 86_400
 
-    init(token: String, clientID: String) {
-        let hash = Hex.encode(Digest.sha256(Array(token.utf8)))
-        checked = "apple-refresh:" + hash
+    init(token: String, clientID: String, appKey: String) {
+        checked = "apple-refresh:" + Hex.encode(Digest.sha256(Array((appKey + "\u{0}" + clientID + "\u{0}" + token).utf8)))
         revoked = "apple-revoked:" + Hex.encode(Digest.sha256(Array((clientID + "\u{0}").utf8) + Array(token.utf8)))
     }
 }

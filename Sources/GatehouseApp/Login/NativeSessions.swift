@@ -106,7 +106,8 @@ extension LoginService {
         }
         do throws(AppleError) {
             let claims = try await apple.verify(
-                idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: nil, authorizationCode: nil)
+                idToken, definition: definition, audiences: AppleSignIn.audiences(keyset.parameters), nonce: .notCompared,
+                authorizationCode: nil)
             if await appleUnlinked(appKey: appKey, subject: claims.sub ?? "", since: claims.iat ?? 0) { return .failure(unlinked) }
             let name = await rememberName(nil, appKey: appKey, subject: claims.sub ?? "")
             return .success(AppleSignIn.profile(claims, name: name))
