@@ -22,7 +22,7 @@ struct AppleRejectionTests {
 
     static func rows(now: Int) -> [Row] {
         [
-            Row(claims: #"{"aud":"com.other.app"}"#, reason: "the token is not meant for any of"),
+            Row(claims: #"{"aud":"com.other.app"}"#, reason: "the token's audience (aud) is not com.example.app"),
             Row(claims: #"{"iss":"https://appleid.apple.com.evil"}"#, reason: "the token was not issued by"),
             Row(claims: #"{"iss":null}"#, reason: "the token has no iss"),
             Row(claims: #"{"exp":\#(now - 3600)}"#, reason: "the token expired"),
@@ -39,7 +39,7 @@ struct AppleRejectionTests {
             Row(key: "none", reason: "unsigned tokens (alg none) are never accepted"),
             Row(header: #"{"alg":"HS256"}"#, reason: "alg HS256 is not allowed here"),
             Row(header: #"{"alg":"ES256"}"#, reason: "alg ES256 is not allowed here"),
-            Row(header: #"{"kid":"unknown-kid"}"#, reason: "no RS256 key in the set for kid unknown-kid"),
+            Row(header: #"{"kid":"unknown-kid"}"#, reason: "the signing key is unknown: the set has no RS256 key with kid unknown-kid"),
             Row(header: #"{"kid":null}"#, reason: "the token names no kid"),
             // The other RSA key under the published key's kid.
             Row(header: #"{"kid":"\#(MockApple.signingKeyIDs[0])"}"#, key: "old", reason: "the signature does not verify"),
