@@ -30,6 +30,27 @@ enum RequestHead {
         return nil
     }
 
+    /// False for a path holding an encoded NUL (`%00`), which later C strings (libcurl's URL, a
+    /// store key) would silently end at, or a space or control byte, which no valid request
+    /// target contains (libmicrohttpd passes a space through unless strict). One pass over the
+    /// raw path's bytes.
+    static func isCleanPath(_ path: String) -> Bool {
+        path.withUTF8InPlace { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte <= 0x20 || byte == 0x7F { return false }
+                if byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "0"),
+                    bytes[index + 2] == UInt8(ascii: "0")
+                {
+                    return false
+                }
+                index += 1
+            }
+            return true
+        }
+    }
+
     private static func closing(_ reason: String) -> HTTPResponse {
         var response = HTTPResponse.error(400, "invalid_request", reason)
         // libmicrohttpd closes the connection after an answer that says so.

@@ -101,6 +101,32 @@ struct RequestFramingTests {
         }
     }
 
+    @Test("a space or control byte in the request target is refused with 400")
+    func controlInTarget() async throws {
+        try await withServer { server in
+            for target in ["/hello world", "/hel\tlo", "/hello\u{7F}", "/items/a\u{1}/parts/b"] {
+                let answer = try await request(port: server.port, "GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(answer.status == 400, "\(target.debugDescription)")
+                #expect(Self.errorCode(answer) == "invalid_request", "\(target.debugDescription)")
+            }
+        }
+    }
+
+    @Test("an encoded NUL anywhere in the path is refused with 400, not cut short")
+    func encodedNUL() async throws {
+        try await withServer { server in
+            for target in ["/hello%00x", "/hello%00", "/items/a%00b/parts/c", "/raw/%2Fuser%00.json", "/raw/x/%00"] {
+                let answer = try await request(port: server.port, "GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(answer.status == 400, "\(target)")
+                #expect(Self.errorCode(answer) == "invalid_request", "\(target)")
+                #expect(answer.header("content-type")?.hasPrefix("application/json") == true)
+            }
+            // An escaped percent sign followed by zeros is no NUL.
+            let literal = try await request(port: server.port, "GET /raw/a%2500 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(literal.status == 200)
+        }
+    }
+
     /// libmicrohttpd 0.9.75 ends a line at a bare LF and has no option to refuse it
     /// (docs/deployment.md, "Request limits"). Pinned, so an upgrade that can refuse it shows
     /// here; and the framing checks still see every field such a head holds.
@@ -114,6 +140,16 @@ struct RequestFramingTests {
             #expect(answer.status == 400)
             #expect(closed, "the connection stayed open")
             #expect(rest.isEmpty, "answered after the refusal: \(rest)")
+        }
+    }
+
+    /// A raw NUL never reaches Gatehouse: libmicrohttpd hands over the path as a C string,
+    /// so it ends there. Pinned for the same reason as bare LF.
+    @Test("a raw NUL in the request target: libmicrohttpd cuts the path at it")
+    func rawNUL() async throws {
+        try await withServer { server in
+            let answer = try await request(port: server.port, "GET /hello\u{0}x HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(answer.status == 200)
         }
     }
 }
