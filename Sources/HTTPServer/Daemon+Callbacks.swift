@@ -6,7 +6,8 @@ internal import GatehouseCore
 
 /// libmicrohttpd's access handler: called once when headers arrive, once per body chunk,
 /// once at the end, and once more after a suspended connection is resumed.
-let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, version, uploadData, uploadSize, slot in
+let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, version, uploadData, uploadSize, slot in
     guard let context, let connection, let slot, let uploadSize else { return .NO }
     let daemon = Unmanaged<Daemon>.fromOpaque(context).takeUnretainedValue()
     guard let existing = slot.pointee else {

@@ -101,7 +101,8 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         // libmicrohttpd hands over the path with the query already split off.
         let rawPath = url
         guard RequestHead.isCleanPath(rawPath) else {
-            return queue(.error(400, "invalid_request", "the path contains an encoded NUL, a space or a control character"))
+            let reason = "the path contains an encoded NUL, a space or a control character"
+            return queue(.error(400, "invalid_request", reason))
         }
         guard let query = collectQuery() else {
             return queue(.error(400, "invalid_request", "the query string has a malformed percent-escape"))

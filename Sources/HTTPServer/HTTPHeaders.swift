@@ -36,7 +36,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         let length = name.utf8.count
         var count = 0
         var first: String?
-        for index in fields.indices where fields[index].name.utf8.count == length && fields[index].name.equalsIgnoringASCIICase(name) {
+        for index in fields.indices where fields[index].name.utf8.count == length {
+            guard fields[index].name.equalsIgnoringASCIICase(name) else { continue }
             if count == 0 { first = fields[index].value }
             count += 1
         }

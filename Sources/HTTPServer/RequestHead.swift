@@ -21,7 +21,8 @@ enum RequestHead {
         }
         // One field saying exactly `chunked`: libmicrohttpd reads any other coding (or a list)
         // as a body that runs to the end of the connection.
-        if encodings.count > 1 || (encodings.count == 1 && !(encodings.first ?? "").equalsIgnoringASCIICase("chunked")) {
+        let chunkedAlone = encodings.count == 1 && (encodings.first ?? "").equalsIgnoringASCIICase("chunked")
+        if encodings.count > 0, !chunkedAlone {
             return closing("only the chunked transfer coding is accepted")
         }
         if lengths.count > 1 { return closing("the request has more than one Content-Length") }

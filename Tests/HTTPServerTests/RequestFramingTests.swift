@@ -13,7 +13,9 @@ struct RequestFramingTests {
 
     /// Sends `head` and then another request on the same connection: the first answer, what
     /// arrived after it, and whether the server closed the connection (within 3 s).
-    static func answerThenClose(port: UInt16, _ head: String) async throws -> (RawResponse, rest: String, closed: Bool) {
+    static func answerThenClose(port: UInt16, _ head: String) async throws
+        -> (RawResponse, rest: String, closed: Bool)
+    {
         try await offPool {
             let connection = try RawHTTPConnection(port: port, timeoutMilliseconds: 3_000)
             connection.send(head + second)
@@ -56,7 +58,8 @@ struct RequestFramingTests {
                 // A coding other than chunked alone leaves the length to the connection's end.
                 "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
                 "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n",
-                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "0\r\n\r\n",
                 // libmicrohttpd reads this name as "Transfer-Encoding " and frames by length.
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding\t: chunked\r\n\r\n0\r\n\r\n",
@@ -76,7 +79,9 @@ struct RequestFramingTests {
             let port = server.port
             let (chunked, after) = try await offPool {
                 let connection = try RawHTTPConnection(port: port)
-                connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n" + Self.second)
+                connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n")
+                connection.send("2\r\nok\r\n0\r\n\r\n")
+                connection.send(Self.second)
                 return (try connection.readResponse(), try connection.readResponse())
             }
             #expect(chunked.status == 200 && chunked.text == "ok")
