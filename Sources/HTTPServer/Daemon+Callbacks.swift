@@ -47,13 +47,18 @@ let completionHandler: MHD_RequestCompletedCallback = { context, _, slot, _ in
     daemon.requestFinished()
 }
 
-/// Collects header fields into a `Collected` value. A name with whitespace (`Transfer-Encoding :`,
-/// which libmicrohttpd keeps as another name) or a value with a bare CR (a line end to some
-/// parsers) marks the head malformed (`RequestHead`): two C scans, no Swift string.
+/// Collects header fields into a `Collected` value. Marks the head malformed (`RequestHead`),
+/// by C scans that build no Swift string, for a name with whitespace (`Transfer-Encoding :`,
+/// which libmicrohttpd keeps as another name), a value with a bare CR (a line end to some
+/// parsers), or a folded line (obs-fold): libmicrohttpd 0.9.75 appends the continuation to the
+/// name, so `X: a` + ` B:c` names `XB:c`, and `Transfer-Encoding:` + ` chunked` names
+/// `Transfer-Encodingchunked`.
 let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
     let headers = box.assumingMemoryBound(to: Collected<HTTPHeaders.Field>.self)
-    if strpbrk(key, " \t\r") != nil || value.map({ strchr($0, 13) != nil }) == true {
+    let badName = strpbrk(key, " \t\r:") != nil
+        || extendsName(key, "transfer-encoding") || extendsName(key, "content-length")
+    if badName || value.map({ strchr($0, 13) != nil }) == true {
         headers.pointee.malformed = true
         return .NO
     }
@@ -74,6 +79,13 @@ let queryCollector: MHD_KeyValueIterator = { box, _, key, value in
     }
     query.pointee.items.append(FormField(name: name, value: decodedValue))
     return .YES
+}
+
+/// `key` starts with `name` (ASCII case-insensitively) and goes on.
+private func extendsName(_ key: UnsafePointer<CChar>, _ name: StaticString) -> Bool {
+    let length = name.utf8CodeUnitCount
+    return name.utf8Start.withMemoryRebound(to: CChar.self, capacity: length) { strncasecmp(key, $0, length) == 0 }
+        && strlen(key) > length
 }
 
 private func decodedCString(_ text: UnsafePointer<CChar>) -> String? {

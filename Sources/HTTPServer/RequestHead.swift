@@ -10,10 +10,11 @@ enum RequestHead {
     /// §6.3), or nil. It closes the connection: the body's end cannot be trusted, so nothing
     /// after it on the connection may be read as a request.
     /// - Parameters:
-    ///   - malformedField: a field name held whitespace or a value a bare CR (`headerCollector`).
+    ///   - malformedField: a field name held whitespace or a folded line, or a value a bare CR
+    ///     (`headerCollector`).
     ///   - isHTTP10: HTTP/1.0, which may omit `Host`.
     static func refusal(_ headers: HTTPHeaders, malformedField: Bool, isHTTP10: Bool) -> HTTPResponse? {
-        if malformedField { return closing("a header name contains whitespace, or a header value a bare CR") }
+        if malformedField { return closing("a header name contains whitespace or a folded line, or a value a bare CR") }
         let encodings = headers.occurrences(of: "transfer-encoding")
         let lengths = headers.occurrences(of: "content-length")
         if encodings.count > 0, lengths.count > 0 {

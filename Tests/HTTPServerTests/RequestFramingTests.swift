@@ -63,6 +63,13 @@ struct RequestFramingTests {
                 // libmicrohttpd reads this name as "Transfer-Encoding " and frames by length.
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding\t: chunked\r\n\r\n0\r\n\r\n",
+                // Folded lines (obs-fold), which libmicrohttpd appends to the field's name:
+                // "Transfer-Encodingchunked", "X-NoteTransfer-Encoding:chunked", "Content-Length5".
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+                    + "0\r\n\r\n",
+                "POST /echo HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n\tTransfer-Encoding:chunked\r\n"
+                    + "Content-Length: 5\r\n\r\n0\r\n\r\n",
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n 5\r\n\r\nhello",
                 // A bare CR, which some parsers end a line at, inside a value.
                 "POST /echo HTTP/1.1\r\nHost: x\r\nX-Note: a\rContent-Length: 40\r\nContent-Length: 5\r\n\r\nhello",
                 "GET /hello HTTP/1.1\r\nHost: x\r\nX-Note: a\rb\r\n\r\n",
