@@ -6,7 +6,8 @@ internal import GatehouseCore
 
 /// libmicrohttpd's access handler: called once when headers arrive, once per body chunk,
 /// once at the end, and once more after a suspended connection is resumed.
-let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, slot in
+let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, version, uploadData, uploadSize, slot in
     guard let context, let connection, let slot, let uploadSize else { return .NO }
     let daemon = Unmanaged<Daemon>.fromOpaque(context).takeUnretainedValue()
     guard let existing = slot.pointee else {
@@ -17,6 +18,9 @@ let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, metho
             url: url.map { String(cString: $0) } ?? "/", daemon: daemon)
         slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         daemon.requestStarted()
+        // libmicrohttpd hands over only HTTP/1.x versions it supports.
+        let isHTTP10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
+        if let refusal = exchange.headRefusal(isHTTP10: isHTTP10) { return exchange.queue(refusal) }
         if let length = exchange.declaredLength, length > daemon.configuration.maxBodyBytes {
             exchange.rejectedForSize = true
             // A modest overshoot is read and dropped so the client, which may already be
@@ -43,10 +47,21 @@ let completionHandler: MHD_RequestCompletedCallback = { context, _, slot, _ in
     daemon.requestFinished()
 }
 
-/// Collects header fields into a `Collected` value.
+/// Collects header fields into a `Collected` value. Marks the head malformed (`RequestHead`),
+/// by C scans that build no Swift string, for a name with whitespace (`Transfer-Encoding :`,
+/// which libmicrohttpd keeps as another name), a value with a bare CR (a line end to some
+/// parsers), or a folded line (obs-fold): libmicrohttpd 0.9.75 appends the continuation to the
+/// name, so `X: a` + ` B:c` names `XB:c`, and `Transfer-Encoding:` + ` chunked` names
+/// `Transfer-Encodingchunked`.
 let headerCollector: MHD_KeyValueIterator = { box, _, key, value in
     guard let box, let key else { return .YES }
     let headers = box.assumingMemoryBound(to: Collected<HTTPHeaders.Field>.self)
+    let badName = strpbrk(key, " \t\r:") != nil
+        || extendsName(key, "transfer-encoding") || extendsName(key, "content-length")
+    if badName || value.map({ strchr($0, 13) != nil }) == true {
+        headers.pointee.malformed = true
+        return .NO
+    }
     headers.pointee.items.append(HTTPHeaders.Field(name: String(cString: key), value: value.map { String(cString: $0) } ?? ""))
     return .YES
 }
@@ -64,6 +79,13 @@ let queryCollector: MHD_KeyValueIterator = { box, _, key, value in
     }
     query.pointee.items.append(FormField(name: name, value: decodedValue))
     return .YES
+}
+
+/// `key` starts with `name` (ASCII case-insensitively) and goes on.
+private func extendsName(_ key: UnsafePointer<CChar>, _ name: StaticString) -> Bool {
+    let length = name.utf8CodeUnitCount
+    return name.utf8Start.withMemoryRebound(to: CChar.self, capacity: length) { strncasecmp(key, $0, length) == 0 }
+        && strlen(key) > length
 }
 
 private func decodedCString(_ text: UnsafePointer<CChar>) -> String? {

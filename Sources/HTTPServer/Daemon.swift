@@ -32,6 +32,9 @@ final class Daemon: @unchecked Sendable {
         watchdog = try Watchdog()
         listener = try Listener(address: configuration.address, backlog: 1024, logger: logger)
         let context = Unmanaged.passUnretained(self).toOpaque()
+        // MHD_OPTION_STRICT_FOR_CLIENT stays at 0. At 1, libmicrohttpd 0.9.75 refuses a missing
+        // Host with its own HTML page; at -1 (which later versions read as "most lenient"),
+        // whitespace before a colon. `RequestHead` makes both checks and more, with JSON answers.
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),

@@ -15,6 +15,8 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
     private let method: String
     private let url: String
     private let headers: HTTPHeaders
+    /// A header field was malformed (`headerCollector`), so `headers` may be incomplete.
+    private let malformedField: Bool
     private let requestID: String
     private let started: ContinuousClock.Instant?
     private var body: [UInt8] = []
@@ -52,9 +54,17 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
         self.url = url
         self.daemon = daemon
         started = daemon.logger.level <= .info || daemon.configuration.observer != nil ? ContinuousClock.now : nil
-        headers = HTTPHeaders(fields: Collected.gather(.HEADER_KIND, of: connection, with: headerCollector).items)
+        let collected = Collected<HTTPHeaders.Field>.gather(.HEADER_KIND, of: connection, with: headerCollector)
+        headers = HTTPHeaders(fields: collected.items)
+        malformedField = collected.malformed
         declaredLength = headers["content-length"].flatMap { Int($0) }
         requestID = RequestID.accept(headers["x-request-id"]) ?? RequestID.next()
+    }
+
+    /// The answer to a head whose framing cannot be trusted (`RequestHead`), given at the first
+    /// call, before any of the body is read.
+    func headRefusal(isHTTP10: Bool) -> HTTPResponse? {
+        RequestHead.refusal(headers, malformedField: malformedField, isHTTP10: isHTTP10)
     }
 
     /// Handles every call after the first: body chunks, the final call, the post-resume call.
@@ -90,6 +100,10 @@ final class Exchange: TaskExecutor, @unchecked Sendable {
     private func dispatch() -> MHD_Result {
         // libmicrohttpd hands over the path with the query already split off.
         let rawPath = url
+        guard RequestHead.isCleanPath(rawPath) else {
+            let reason = "the path contains an encoded NUL, a space or a control character"
+            return queue(.error(400, "invalid_request", reason))
+        }
         guard let query = collectQuery() else {
             return queue(.error(400, "invalid_request", "the query string has a malformed percent-escape"))
         }

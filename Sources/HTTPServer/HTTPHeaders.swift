@@ -30,6 +30,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         return nil
     }
 
+    /// How many fields are named `name`, and the first one's value: by index, as above, so
+    /// the framing checks that run on every request copy no field.
+    func occurrences(of name: String) -> (count: Int, first: String?) {
+        let length = name.utf8.count
+        var count = 0
+        var first: String?
+        for index in fields.indices where fields[index].name.utf8.count == length {
+            guard fields[index].name.equalsIgnoringASCIICase(name) else { continue }
+            if count == 0 { first = fields[index].value }
+            count += 1
+        }
+        return (count, first)
+    }
+
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
         fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)

@@ -42,6 +42,29 @@ struct UpstreamURLTests {
         #expect(!UpstreamURL.climbs("/a/b..c/d"))
     }
 
+    @Test("a dot segment with path parameters (`..;`, which Tomcat-style servers strip) is refused, however encoded")
+    func dotSegmentsWithParameters() {
+        let attacks = [
+            "..;/x", "/me/..;/x", "/me/..;x/y", "/me/..;jsessionid=1/x", "/me/..;", "/me/.;/x", "/me/.;x", "./;/x",
+            ".;",
+            "/me/%2e%2e;/x", "/me/%2E.;/x", "/me/..%3b/x", "/me/..%3B/x", "/me/%2e%2e%3b/x", "/me/..%253b/x",
+            "/me/%252e%252e%253Bx/y", "/me/.%3b/x", "/me/..;%2fx", "/me/..%3b%2fx", "/me/..%00/x", "/me/.%00;/x",
+        ]
+        for attack in attacks {
+            #expect(resolve(PercentEncoding.encode(attack)) == nil, "\(attack)")
+        }
+        // Sent with its escapes left as they are, not encoded once more.
+        for raw in ["%2Fme%2F%2e%2e;%2Fx", "%2Fme%2F..;x%2Fy", "me%2F.;%2Fx"] {
+            #expect(resolve(raw) == nil, "\(raw)")
+        }
+        #expect(UpstreamURL.climbs("/v1/..;/admin"))
+        #expect(UpstreamURL.climbs("/v1/%2e%2e%3Bx/admin"))
+        // A parameter on any other segment, and dots that are not a whole segment, are no climb.
+        #expect(resolve(PercentEncoding.encode("/me;v=1/feed")) == "https://graph.facebook.com/v19.0/me;v=1/feed")
+        #expect(resolve(PercentEncoding.encode("/a/..b;c/d")) != nil)
+        #expect(resolve(PercentEncoding.encode("/a/;../d")) != nil)
+    }
+
     @Test("the oauthio header: encoded, unencoded, wholly encoded, and its refusals")
     func header() throws {
         func parse(_ value: String?) -> Result<OAuthioHeader, Refusal> {

@@ -111,6 +111,22 @@ public final class RawHTTPConnection {
         return recv(descriptor, &byte, 1, 0) <= 0
     }
 
+    /// Everything the server still sends, and whether it then closed the connection (a reset
+    /// counts as closed). Unlike `isClosedByPeer`, a server that keeps the connection open
+    /// until the read timeout is not taken for one that closed it.
+    public func readUntilClosed() -> (bytes: [UInt8], closed: Bool) {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var closed = false
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 || (count < 0 && errno == ECONNRESET) { closed = true }
+            guard count > 0 else { break }
+            buffer += chunk[0..<count]
+        }
+        defer { buffer = [] }
+        return (buffer, closed)
+    }
+
     private func readMore() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

@@ -138,6 +138,19 @@ struct APICaller: Sendable {
     }
 }
 
+/// A provider's answer is served from the gateway's origin, where the gateway's pages and
+/// cookies live: an HTML or SVG body must neither be sniffed into markup nor run script there.
+enum ProxiedBody {
+    /// The answer with `nosniff` and a `sandbox` policy (an opaque origin, no scripts), in place
+    /// of any the provider sent.
+    static func confined(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        response.headers.set("Content-Security-Policy", "sandbox")
+        return response
+    }
+}
+
 /// CORS as oauthd's `/request` and `me` answer it (oauthd-protocol.md §0): the caller's
 /// origin echoed (Referer, then Origin, then `http://localhost`).
 enum EchoCORS {

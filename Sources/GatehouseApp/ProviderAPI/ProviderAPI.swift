@@ -119,10 +119,11 @@ struct ProviderAPI: Sendable {
     // MARK: /request
 
     /// `/request/:provider/<url>`: the call made with the user's token injected as the
-    /// definition says; the provider's status, headers and body come back as they are.
+    /// definition says; the provider's status, headers and body come back as they are, but
+    /// confined (`ProxiedBody`), as are this route's own errors.
     func proxy(_ request: HTTPRequest) async -> HTTPResponse {
         let origin = EchoCORS.origin(request)
-        return EchoCORS.apply(await forward(request), origin: origin)
+        return ProxiedBody.confined(EchoCORS.apply(await forward(request), origin: origin))
     }
 
     private func forward(_ request: HTTPRequest) async -> HTTPResponse {

@@ -6,7 +6,8 @@ internal import GatehouseCore
 /// Relative URLs are appended to the provider's request base; absolute ones must have
 /// exactly the base's scheme, host and port. Userinfo (`api.example@evil`), protocol-relative
 /// `//host`, backslashes, other schemes, control characters and `..` segments (also when
-/// percent-encoded, `..%2f`) are refused, so the path can never climb above the base.
+/// percent-encoded, `..%2f`, or with parameters, `..;`) are refused, so the path can never
+/// climb above the base.
 enum UpstreamURL {
     /// - Parameters:
     ///   - raw: the path remainder as received (still percent-encoded once, as
@@ -55,17 +56,25 @@ enum UpstreamURL {
     }
 
     /// True if some segment, percent-decoded as often as it takes, is `.` or `..` (a path a
-    /// server might resolve upwards), whether split by `/` as sent or by an encoded `%2f`.
+    /// server might resolve upwards), whether split by `/` as sent or by an encoded `%2f`, and
+    /// also with path parameters (`..;x`): Tomcat-style servers drop them before resolving.
     static func climbs(_ path: String) -> Bool {
         var text = path
         for _ in 0..<4 {
             let pieces = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" })
-            if pieces.contains(where: { $0 == "." || $0 == ".." }) { return true }
+            if pieces.contains(where: isDotSegment) { return true }
             guard text.utf8.contains(UInt8(ascii: "%")), let decoded = PercentEncoding.decode(text) else { return false }
             if decoded == text { return false }
             text = decoded
         }
         return true
+    }
+
+    /// `.` or `..`, once any `;` parameters are cut off, or anything after a NUL (an escaped
+    /// `%00`, decoded here, ends a C string upstream).
+    private static func isDotSegment(_ segment: Substring) -> Bool {
+        let name = segment.utf8.prefix { $0 != UInt8(ascii: ";") && $0 != 0 }
+        return name.count <= 2 && !name.isEmpty && name.allSatisfy { $0 == UInt8(ascii: ".") }
     }
 
     /// Spaces and non-ASCII (left by decoding) re-encoded, so the URL is valid on the wire.
