@@ -85,6 +85,11 @@ ENCRYPTION_KID = "mock-enc-1"
 ID_TOKEN_FAULTS = ("", "signature", "audience", "expired", "nonce", "kid")
 # A kid the JWKS never publishes, however often it is fetched.
 UNKNOWN_KID = "mock-rsa-unknown"
+# What /_config?token_fault= and ?user_fault= do to the token endpoint and the profile
+# (/oauth2/user): answer 500 echoing what was sent, as some providers' error pages do, or
+# hold every answer SLOW_SECONDS first.
+ENDPOINT_FAULTS = ("", "500", "slow")
+SLOW_SECONDS = 3
 
 
 # --- Encoding helpers -------------------------------------------------------------------
@@ -202,6 +207,8 @@ class ProviderState(MockState):
             "rotate_refresh_tokens": True,
             "id_token_alg": "RS256",
             "id_token_fault": "",
+            "token_fault": "",
+            "user_fault": "",
         }
         self.tls = False
         self.reset()
@@ -603,8 +610,23 @@ class ProviderHandler(MockHandler):
             return self.oauth2_error(failure[0], failure[1], failure[2], failure[3])
         return client_id
 
+    def endpoint_fault(self, endpoint):
+        """True once the fault /_config set for `endpoint` has answered instead of it."""
+        with self.state.lock:
+            fault = self.state.config[endpoint + "_fault"]
+        if fault == "slow":
+            time.sleep(SLOW_SECONDS)
+        elif fault == "500":
+            self.send_json(500, {"error": "server_error", "request": self.path,
+                                 "authorization": self.headers.get("Authorization", ""),
+                                 "body": self.body.decode("utf-8", "replace")})
+            return True
+        return False
+
     def handle_token(self):
         self.state.count("token")
+        if self.endpoint_fault("token"):
+            return
         form = self.read_client_form()
         if form is None:
             return
@@ -864,6 +886,8 @@ class ProviderHandler(MockHandler):
 
     def handle_user(self):
         self.state.count("user")
+        if self.endpoint_fault("user"):
+            return
         if self.bearer_record() is None:
             return
         profile = dict(OAUTH2_PROFILE)
@@ -1234,6 +1258,12 @@ class ProviderHandler(MockHandler):
                 faults = ", ".join(ID_TOKEN_FAULTS[1:])
                 return self.send_json(400, {"error": "id_token_fault must be one of " + faults + ", or empty"})
             updates["id_token_fault"] = params["id_token_fault"]
+        for endpoint in ("token", "user"):
+            name = endpoint + "_fault"
+            if name in params:
+                if params[name] not in ENDPOINT_FAULTS:
+                    return self.send_json(400, {"error": name + " must be 500, slow, or empty"})
+                updates[name] = params[name]
         if "encrypt_to" in params:
             if params["encrypt_to"] and not params["encrypt_to"].startswith("http://127.0.0.1:"):
                 return self.send_json(400, {"error": "encrypt_to must be a loopback JWKS URL, or empty"})
@@ -1631,6 +1661,20 @@ class SelfTest(SelfTestBase):
         cleared = http("GET", base + "/_config?id_token_fault=")
         self.check("id_token_fault: unknown values refused, empty clears", bad.status == 400
                    and cleared.json()["id_token_fault"] == "", bad.body)
+        http("GET", base + "/_config?token_fault=500&user_fault=500")
+        echoed = http("POST", base + "/oauth2/token", form={"grant_type": "refresh_token", "refresh_token": "rt-echo"})
+        profile = http("GET", base + "/oauth2/user", headers={"Authorization": "Bearer at-echo"})
+        self.check("token_fault and user_fault 500 echo what was sent", echoed.status == 500
+                   and "rt-echo" in echoed.text and profile.status == 500 and "at-echo" in profile.text, echoed.body)
+        http("GET", base + "/_config?user_fault=slow&token_fault=")
+        began = time.time()
+        held = http("GET", base + "/oauth2/user")
+        self.check("user_fault slow holds the answer", time.time() - began >= SLOW_SECONDS and held.status == 401,
+                   held.status)
+        refused = http("GET", base + "/_config?user_fault=404")
+        cleared = http("GET", base + "/_config?user_fault=")
+        self.check("endpoint faults: unknown values refused, empty clears", refused.status == 400
+                   and cleared.json()["user_fault"] == "", refused.body)
 
     # -- OAuth 1.0a --
 

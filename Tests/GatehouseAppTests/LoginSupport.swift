@@ -23,6 +23,12 @@ struct LoginBench {
                             "request": "\(mock)/oauth2",
                             "parameters": {"client_id": "string", "client_secret": "string", "scope": {"values": {"openid": "", "user": "", "deny": ""}}}}}
                 """,
+            "mockprofile": """
+                {"name": "Mock OAuth 2 with a profile", "url": "\(mock)",
+                 "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "refresh": "/oauth2/token",
+                            "request": "\(mock)/oauth2", "parameters": {"client_id": "string", "client_secret": "string"}},
+                 "profile": {"url": "/user", "fields": {"id": "id", "name": "name"}}}
+                """,
             "mockpkce": """
                 {"name": "Mock PKCE + OpenID", "url": "\(mock)",
                  "oauth2": {"authorize": "/oauth2/authorize", "access_token": "/oauth2/token", "pkce": true,
@@ -209,7 +215,7 @@ struct LoginBench {
         guard let key = created.json?["key"]?.stringValue, let secret = created.json?["secret"]?.stringValue else {
             throw RawHTTPError("app creation failed: \(created.status)")
         }
-        for provider in ["mock2", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs", "mockjar", "mockjarenc"] {
+        for provider in ["mock2", "mockprofile", "mockpkce", "mockpkceplain", "mockbasic", "mockpost", "mockbadiss", "mockjson", "mockhost", "mockprefixed", "mockexport", "mocklookup", "mocklookupbad", "mocklookupoptional", "mockcbhost", "mocksplithost", "mocksignedinfo", "mockjwtsecret", "mockpar", "mockhs", "mockjar", "mockjarenc"] {
             let body = #"{"parameters":{"client_id":"client-1","client_secret":"secret-1","scope":["user"]},"response_type":"\#(responseType)"}"#
             _ = try await gateway.send("PUT", "/api/admin/apps/\(key)/keysets/\(provider)", body: body)
         }

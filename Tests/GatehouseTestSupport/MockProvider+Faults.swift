@@ -38,3 +38,25 @@ extension MockProvider {
     /// `https://127.0.0.1:<port>`, for a mock started with a TLS certificate.
     public var secureBaseURL: String { "https://127.0.0.1:\(port)" }
 }
+
+/// What `/_config?token_fault=` or `?user_fault=` makes the token endpoint or the profile do.
+public enum EndpointFault: String, Sendable {
+    /// Answers as usual again.
+    case none = ""
+    /// 500 with a JSON body echoing the request's path, `Authorization` header and body.
+    case serverError = "500"
+    /// Every answer held 3 s first.
+    case slow
+}
+
+/// The mock endpoints a fault can spoil.
+public enum FaultyEndpoint: String, Sendable {
+    case token, user
+}
+
+extension MockProvider {
+    /// `GET /_config?<endpoint>_fault=...`: every later call to `endpoint` meets `fault`.
+    public func setEndpointFault(_ fault: EndpointFault, on endpoint: FaultyEndpoint) async throws {
+        _ = try await child.control("GET /_config?\(endpoint.rawValue)_fault=\(fault.rawValue)")
+    }
+}
