@@ -399,7 +399,9 @@ struct AppleFlowTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         try launch(process)
+        // Read to the end off the cooperative pool: a blocked pool thread stalls other suites.
+        let output = try await offPool { pipe.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

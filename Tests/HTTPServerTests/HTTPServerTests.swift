@@ -467,12 +467,17 @@ struct HTTPServerTests {
         var configuration = HTTPServer.Configuration(address: ListenAddress(host: "127.0.0.1", port: 0, family: .ipv4), threads: 1)
         configuration.maxConnections = 1
         let server = try HTTPServer(configuration: configuration, router: router, logger: Logger(label: "test", handler: handler))
-        let first = try RawHTTPConnection(port: server.port)
-        first.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try first.readResponse().status == 200)
-        let second = try RawHTTPConnection(port: server.port, timeoutMilliseconds: 5_000)
-        second.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(second.isClosedByPeer())
+        let port = server.port
+        let (answered, closed) = try await offPool {
+            let first = try RawHTTPConnection(port: port)
+            first.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            let answered = try first.readResponse().status
+            let second = try RawHTTPConnection(port: port, timeoutMilliseconds: 5_000)
+            second.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            return withExtendedLifetime(first) { (answered, second.isClosedByPeer()) }
+        }
+        #expect(answered == 200)
+        #expect(closed)
         // The accepting thread logs just after libmicrohttpd has closed the socket.
         let deadline = ContinuousClock.now + .seconds(5)
         while !logged(), ContinuousClock.now < deadline {
