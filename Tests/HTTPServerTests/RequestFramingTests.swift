@@ -25,6 +25,18 @@ struct RequestFramingTests {
         }
     }
 
+    /// `head` gets a 400 JSON `invalid_request`, the connection closes, and the request sent
+    /// after it goes unanswered.
+    static func expectRefusedAndClosed(port: UInt16, _ head: String) async throws {
+        let (answer, rest, closed) = try await answerThenClose(port: port, head)
+        #expect(answer.status == 400, "\(head.debugDescription)")
+        #expect(errorCode(answer) == "invalid_request", "\(head.debugDescription)")
+        #expect(answer.header("content-type")?.hasPrefix("application/json") == true)
+        #expect(answer.header("connection")?.lowercased() == "close", "\(head.debugDescription)")
+        #expect(closed, "the connection stayed open after \(head.debugDescription)")
+        #expect(rest.isEmpty, "answered after the refusal: \(rest)")
+    }
+
     static func errorCode(_ response: RawResponse) -> JSONValue? {
         (try? JSONCoding.decode(JSONValue.self, from: response.body))?["error"]
     }
@@ -38,13 +50,7 @@ struct RequestFramingTests {
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nTransfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n",
             ]
             for head in heads {
-                let (answer, rest, closed) = try await Self.answerThenClose(port: server.port, head)
-                #expect(answer.status == 400, "\(head.debugDescription)")
-                #expect(Self.errorCode(answer) == "invalid_request")
-                #expect(answer.header("content-type")?.hasPrefix("application/json") == true)
-                #expect(answer.header("connection")?.lowercased() == "close")
-                #expect(closed, "the connection stayed open")
-                #expect(rest.isEmpty, "answered after the refusal: \(rest)")
+                try await Self.expectRefusedAndClosed(port: server.port, head)
             }
         }
     }
@@ -75,12 +81,7 @@ struct RequestFramingTests {
                 "GET /hello HTTP/1.1\r\nHost: x\r\nX-Note: a\rb\r\n\r\n",
             ]
             for head in heads {
-                let (answer, rest, closed) = try await Self.answerThenClose(port: server.port, head)
-                #expect(answer.status == 400, "\(head.debugDescription)")
-                #expect(Self.errorCode(answer) == "invalid_request", "\(head.debugDescription)")
-                #expect(answer.header("connection")?.lowercased() == "close", "\(head.debugDescription)")
-                #expect(closed, "the connection stayed open after \(head.debugDescription)")
-                #expect(rest.isEmpty, "answered after the refusal: \(rest)")
+                try await Self.expectRefusedAndClosed(port: server.port, head)
             }
             // Chunked alone, and a length alone, still work and keep the connection.
             let port = server.port
