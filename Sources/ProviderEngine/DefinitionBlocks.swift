@@ -59,6 +59,7 @@ public struct OAuth2Definition: Sendable, Hashable {
         var pushedAuthorization: Endpoint? = nil
         var requestObject: RequestObjectRule? = nil
         var dpop: Bool = false
+        var scopeless: Bool = false
     }
 
     private var box: FieldBox<Fields>
@@ -67,12 +68,14 @@ public struct OAuth2Definition: Sendable, Hashable {
         authorize: Endpoint, accessToken: Endpoint, request: Endpoint?, refresh: Endpoint?, revoke: Endpoint?,
         parameters: [String: Parameter], pkce: PKCEMethod?, mobileQuery: [String: String], clientAuthentication: ClientAuthentication,
         tokenProof: TokenProof? = nil, lookup: LoginLookup? = nil, clientAssertion: ClientAssertionRule? = nil,
-        pushedAuthorization: Endpoint? = nil, requestObject: RequestObjectRule? = nil, dpop: Bool = false
+        pushedAuthorization: Endpoint? = nil, requestObject: RequestObjectRule? = nil, dpop: Bool = false,
+        scopeless: Bool = false
     ) {
         box = FieldBox(Fields(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke, parameters: parameters,
             pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: clientAuthentication, tokenProof: tokenProof, lookup: lookup,
-            clientAssertion: clientAssertion, pushedAuthorization: pushedAuthorization, requestObject: requestObject, dpop: dpop))
+            clientAssertion: clientAssertion, pushedAuthorization: pushedAuthorization, requestObject: requestObject, dpop: dpop,
+            scopeless: scopeless))
     }
 
     public var authorize: Endpoint {
@@ -162,6 +165,13 @@ public struct OAuth2Definition: Sendable, Hashable {
     public var dpop: Bool {
         get { box.fields.dpop }
         set { box = box.updated { $0.dpop = newValue } }
+    }
+
+    /// The provider signs a user in without any scope (its permissions are set on the app at
+    /// the provider, or it has none), so a keyset may leave `scope` out.
+    public var scopeless: Bool {
+        get { box.fields.scopeless }
+        set { box = box.updated { $0.scopeless = newValue } }
     }
 }
 

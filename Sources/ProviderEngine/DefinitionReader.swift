@@ -31,7 +31,7 @@ public struct DefinitionReader {
     ]
     private static let oauth2Keys: Set<String> = [
         "authorize", "access_token", "request", "refresh", "revoke", "parameters", "pkce", "mobile", "client_authentication",
-        "token_proof", "lookup", "client_assertion", "par", "dpop", "request_object",
+        "token_proof", "lookup", "client_assertion", "par", "dpop", "request_object", "scopeless",
     ]
     private static let oauth1Keys: Set<String> = [
         "request_token", "authorize", "access_token", "request", "parameters", "ignore_verifier", "sign_requests",
@@ -174,11 +174,16 @@ public struct DefinitionReader {
         if dpop, parameters["dpop_key"] == nil {
             defect("/oauth2/parameters", "dpop signs its proofs with the keyset's dpop_key: declare it")
         }
+        let scopeless = optionalBool(object["scopeless"], at: "/oauth2/scopeless") ?? false
+        if scopeless, parameters["scope"]?.defaultValue != nil {
+            defect("/oauth2/scopeless", "a provider that needs no scope has no default scope: drop one or the other")
+        }
         guard let authorize, let accessToken else { return nil }
         return OAuth2Definition(
             authorize: authorize, accessToken: accessToken, request: request, refresh: refresh, revoke: revoke,
             parameters: parameters, pkce: pkce, mobileQuery: mobileQuery, clientAuthentication: authentication, tokenProof: tokenProof,
-            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed, requestObject: requestObject, dpop: dpop)
+            lookup: lookup, clientAssertion: clientAssertion, pushedAuthorization: pushed, requestObject: requestObject, dpop: dpop,
+            scopeless: scopeless)
     }
 
     private mutating func oauth1Definition(_ value: JSONValue, base: String?) -> OAuth1Definition? {

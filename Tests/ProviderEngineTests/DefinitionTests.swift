@@ -162,6 +162,16 @@ struct DefinitionTests {
             == ["/oauth2/dpop: must be true or false"])
     }
 
+    @Test("scopeless declares that a login needs no scope; it cannot come with a default scope")
+    func scopeless() throws {
+        let base = #"{"name":"S","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","scopeless":true"#
+        #expect(try read(base + "}}").get().oauth2?.scopeless == true)
+        #expect(try read(#"{"name":"S","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t"}}"#).get().oauth2?.scopeless == false)
+        #expect(defects(base + #","parameters":{"client_id":"string","scope":{"values":{"a":"A"},"default":"a"}}}}"#)
+            == ["/oauth2/scopeless: a provider that needs no scope has no default scope: drop one or the other"])
+        #expect(defects(#"{"name":"S","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","scopeless":1}}"#) == ["/oauth2/scopeless: must be true or false"])
+    }
+
     @Test("par names the pushed authorization request endpoint, a POST by default, in the oauth2 block only")
     func pushedAuthorization() throws {
         let good = try read(#"{"name":"P","url":"https://x","oauth2":{"authorize":"/a","access_token":"/t","par":"/par"}}"#).get()
