@@ -77,11 +77,7 @@ struct CLITests {
             ["serve", "--config", "/nonexistent/config.json"],
             ["serve", "--config", "bad.json"],
             ["serve", "--config", "unknown-key.json"],
-            ["serve", "--bogus", "1"],
-            ["serve", "--listen"],
-            ["frobnicate"],
-            ["apps", "explode"],
-            ["apps", "show"],
+            ["serve", "--builtin-providers", "maybe"],
             ["keysets", "set", "--app", "x", "--provider", "github", "--param", "novalue", "--store", "memory:"],
         ])
     func badSettings(arguments: [String]) async throws {
@@ -95,6 +91,47 @@ struct CLITests {
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(result.stderr)")
         #expect(lines.first?.hasPrefix("gatehouse: ") == true)
+    }
+
+    @Test(
+        "usage mistakes exit 2 with the mistake and then the usage that fits, on stderr",
+        arguments: [
+            (["--bogus"], "Commands:"), (["serve", "--bogus", "1"], "Usage: gatehouse serve"),
+            (["serve", "--listen"], "Usage: gatehouse serve"), (["frobnicate"], "Commands:"),
+            (["apps", "explode"], "gatehouse apps list"), (["apps", "show"], "Usage: gatehouse apps show KEY"),
+        ])
+    func usageMistakes(arguments: [String], usage: String) async throws {
+        let workspace = try Workspace()
+        let result = try await GatehouseProcess.run(arguments, environment: ["GATEHOUSE_STORE": "memory:"], directory: workspace.path)
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("gatehouse: ") == true, "\(result.stderr)")
+        #expect(result.stderr.contains(usage), "\(result.stderr)")
+    }
+
+    @Test("gatehouse apps --help lists the apps verbs; read-only verbs on a missing database exit 2 and create nothing")
+    func groupHelpAndReadOnly() async throws {
+        let workspace = try Workspace()
+        let help = try await GatehouseProcess.run(["apps", "--help"], directory: workspace.path)
+        #expect(help.status == 0)
+        for verb in ["apps create", "apps list", "apps show KEY", "apps delete KEY", "apps rotate-secret KEY"] {
+            #expect(help.stdout.contains("gatehouse " + verb), "\(help.stdout)")
+        }
+        #expect(!help.stdout.contains("keysets set"))
+        let store = ["--store", "sqlite:./data/gatehouse.db", "--providers", workspace.providers]
+        for verb in [["apps", "list"], ["apps", "show", "somekey"], ["keysets", "list", "--app", "somekey"]] {
+            let result = try await GatehouseProcess.run(verb + store, directory: workspace.path)
+            #expect(result.status == 2, "\(verb)")
+            #expect(result.stderr.contains("no database at './data/gatehouse.db'"), "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.path + "/data"), "a read-only verb created the data directory")
+        // A database without its master key: reading it must not mint a new key beside it.
+        #expect(try await GatehouseProcess.run(["apps", "create", "--name", "a", "--domain", "a.example"] + store, directory: workspace.path).status == 0)
+        try FileManager.default.removeItem(atPath: workspace.path + "/data/master.key")
+        let keyless = try await GatehouseProcess.run(["apps", "list"] + store, directory: workspace.path)
+        #expect(keyless.status == 2 && keyless.stderr.contains("no master key"), "\(keyless.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.path + "/data/master.key"))
     }
 
     @Test("keysets set --param-file reads a PEM key from a file; the gateway publishes its public half, and a missing file exits 2")

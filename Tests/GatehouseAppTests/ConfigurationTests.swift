@@ -2,6 +2,7 @@
 import GatehouseCore
 import GatehouseTestSupport
 import Foundation
+import HTTPClient
 import HTTPServer
 import Testing
 
@@ -156,5 +157,64 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: flags, environment: [:]).load() }
         let missing = ["providers": [workspace.providers], "admin-token-file": [workspace.path + "/nope"]]
         #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: missing, environment: [:]).load() }
+    }
+}
+
+@Suite("Provider catalogue stack")
+struct CatalogueStackTests {
+    static let extra = #"{"name": "Extra", "oauth2": {"authorize": "https://extra.example/a", "access_token": "https://extra.example/t", "scopeless": true}}"#
+
+    @Test("--providers adds to the built-in catalogue and overrides it by id; off serves only the directory")
+    func stacked() async throws {
+        let builtin = try #require(FileSystem.builtinProvidersDirectory())
+        let shipped = try FileManager.default.contentsOfDirectory(atPath: builtin).filter {
+            FileManager.default.fileExists(atPath: builtin + "/" + $0 + "/provider.json")
+        }.count
+        let workspace = try Workspace(providers: ["extra": Self.extra, "github": Workspace.defaultProviders["github"] ?? ""])
+        let listed = try await GatehouseProcess.run(
+            ["providers", "list", "--json", "--providers", workspace.providers], directory: workspace.path)
+        let entries = try #require(JSONValue.parse(Array(listed.stdout.utf8))?.arrayValue)
+        #expect(entries.count == shipped + 1, "the built-ins and one more")
+        #expect(entries.contains { $0["id"] == "extra" })
+        #expect(entries.contains { $0["id"] == "github" && $0["name"] == "GitHub" })
+        let shown = try await GatehouseProcess.run(["providers", "show", "github", "--providers", workspace.providers], directory: workspace.path)
+        #expect(shown.stdout.contains("github.example"), "the later directory's github replaces the built-in one")
+        let only = try await GatehouseProcess.run(
+            ["providers", "list", "--json", "--providers", workspace.providers, "--builtin-providers", "off"], directory: workspace.path)
+        #expect(JSONValue.parse(Array(only.stdout.utf8))?.arrayValue?.count == 2)
+        // The environment and the config file stack the same way.
+        let environment = try await GatehouseProcess.run(
+            ["providers", "list", "--json"], environment: ["GATEHOUSE_PROVIDERS": workspace.providers], directory: workspace.path)
+        #expect(JSONValue.parse(Array(environment.stdout.utf8))?.arrayValue?.count == shipped + 1)
+        // A served gateway counts them too.
+        let gateway = try await Gateway.start(workspace: workspace, extra: ["--builtin-providers", "on"])
+        let catalogue = try await gateway.send("GET", "/api/providers")
+        #expect(catalogue.json?["data"]?.arrayValue?.count == shipped + 1, "\(String(decoding: catalogue.body.prefix(200), as: UTF8.self))")
+        _ = try await gateway.stop()
+    }
+
+    @Test("a start with no provider at all is refused with a message")
+    func noProviders() async throws {
+        let empty = try Workspace(providers: [:])
+        try FileManager.default.createDirectory(atPath: empty.providers, withIntermediateDirectories: true)
+        let refused = try await GatehouseProcess.run(
+            ["serve", "--store", "memory:", "--listen", "127.0.0.1:0", "--providers", empty.providers, "--builtin-providers", "off"],
+            directory: empty.path)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("no provider definitions in \(empty.providers)"), "\(refused.stderr)")
+        let none = try await GatehouseProcess.run(["serve", "--store", "memory:", "--builtin-providers", "off"], directory: empty.path)
+        #expect(none.status == 2 && none.stderr.contains("no --providers DIR"), "\(none.stderr)")
+    }
+
+    @Test("public_url defaults to the listen address, with localhost for a loopback or wildcard host")
+    func publicURLDefault() throws {
+        func url(_ listen: String) throws -> String {
+            try ConfigurationLoader(flags: ["listen": [listen]], environment: [:]).load().publicURL
+        }
+        #expect(try url("127.0.0.1:8080") == "http://localhost:8080")
+        #expect(try url("0.0.0.0:9000") == "http://localhost:9000")
+        #expect(try url("[::]:9000") == "http://localhost:9000")
+        #expect(try url("192.0.2.10:6284") == "http://192.0.2.10:6284")
+        #expect(try ConfigurationLoader(flags: [:], environment: [:]).load().publicURL == "http://localhost:6284")
     }
 }

@@ -42,7 +42,7 @@ struct Gateway {
             let chosen = freePort()
             var arguments = [
                 "serve", "--listen", "127.0.0.1:\(chosen)", "--public-url", publicURL ?? "http://127.0.0.1:\(chosen)", "--store",
-                store, "--providers", workspace.providers, "--log-format", "json",
+                store, "--providers", workspace.providers, "--builtin-providers", "off", "--log-format", "json",
             ]
             if let adminToken { arguments += ["--admin-token", adminToken] }
             // Every test signs in from 127.0.0.1, and gateways on the shared Redis share its

@@ -12,9 +12,12 @@ struct CommandSpec: Sendable {
     static let globalValueOptions: Set<String> = [
         "config", "listen", "public-url", "store", "providers", "admin-token", "master-key", "log-level", "log-format",
         "state-ttl", "code-ttl", "upstream-timeout", "max-header-bytes", "admin-token-file", "rate-limit-app",
-        "rate-limit-address", "trusted-proxies",
+        "rate-limit-address", "trusted-proxies", "builtin-providers",
     ]
     static let globalFlags: Set<String> = ["json", "help", "version"]
+
+    /// Commands that only read the store: they never create a database or a master key.
+    var readsOnly: Bool { [["apps", "list"], ["apps", "show"], ["keysets", "list"]].contains(words) }
 
     static let all: [CommandSpec] = [
         CommandSpec(
@@ -66,9 +69,10 @@ struct CommandSpec: Sendable {
         Settings (flag > environment > config file > default):
           --config FILE          JSON file with the settings below (keys: listen, public_url, store, ...)
           --listen HOST:PORT     GATEHOUSE_LISTEN          default 127.0.0.1:6284
-          --public-url URL       GATEHOUSE_PUBLIC_URL      default http://localhost:6284
+          --public-url URL       GATEHOUSE_PUBLIC_URL      default http://HOST:PORT of --listen (localhost if loopback)
           --store LOCATION       GATEHOUSE_STORE           default sqlite:./data/gatehouse.db (or memory:, redis://HOST:PORT/DB)
-          --providers DIR        GATEHOUSE_PROVIDERS       repeatable; ':'-separated in the environment
+          --providers DIR        GATEHOUSE_PROVIDERS       adds to the built-in catalogue (later wins by id); repeatable, ':'-separated in the environment
+          --builtin-providers on|off GATEHOUSE_BUILTIN_PROVIDERS  off serves only the --providers directories (on)
           --admin-token TOKEN    GATEHOUSE_ADMIN_TOKEN     enables /api/admin/* (at least 16 characters; shows in ps)
           --admin-token-file PATH GATEHOUSE_ADMIN_TOKEN_FILE  the same, read from a file (preferred)
           --master-key BASE64    GATEHOUSE_MASTER_KEY      32 bytes sealing secrets at rest; default: DATA_DIR/master.key
@@ -92,6 +96,15 @@ struct CommandSpec: Sendable {
         }
         return text + "\n" + settingsHelp
             + "\n\nRun 'gatehouse COMMAND --help' for a command's usage, 'gatehouse --version' for the release."
+    }
+
+    /// The verbs of one command group (`apps`, `keysets`, `providers`) with their usage.
+    static func groupHelp(_ group: String) -> String {
+        var text = "Commands of 'gatehouse \(group)':\n"
+        for spec in all where spec.words[0] == group {
+            text += "  " + spec.usage + "\n      " + spec.summary + "\n"
+        }
+        return text + "\nRun 'gatehouse \(group) VERB --help' for one verb's usage and the settings."
     }
 
     var help: String {

@@ -38,9 +38,12 @@ public enum Gatehouse {
         case .version:
             Console.out("gatehouse \(version)")
             return 0
-        case .usageError(let message):
-            Console.err("gatehouse: \(message)")
+        case .usageError(let message, let usage):
+            Console.err("gatehouse: \(message)\n\n\(usage)")
             return 2
+        case .groupHelp(let group):
+            Console.out(CommandSpec.groupHelp(group))
+            return 0
         case .command(let command):
             if command.wantsHelp {
                 Console.out(command.spec.help)
@@ -68,9 +71,14 @@ public enum Gatehouse {
             return ProviderCommands.run(command, catalog: providers)
         }
         let context: GatewayContext
-        do {
+        do throws(ConfigurationError) {
+            if command.spec.readsOnly, case .sqlite(let path) = configuration.store, !FileSystem.exists(path) {
+                throw ConfigurationError(
+                    "no database at '\(path)': nothing to read (check --store; 'gatehouse serve' or 'apps create' creates one)")
+            }
             context = try openContext(
-                configuration: configuration, providers: providers, logger: logger, serving: command.spec.words[0] == "serve")
+                configuration: configuration, providers: providers, logger: logger, serving: command.spec.words[0] == "serve",
+                creating: !command.spec.readsOnly)
         } catch {
             Console.err("gatehouse: \(error.message)")
             return 2
@@ -91,10 +99,11 @@ public enum Gatehouse {
     }
 
     /// `serving`: the context is for `gatehouse serve`, which must be its database's only server.
+    /// `creating`: false for a command that only reads, which may create no master key.
     static func openContext(
-        configuration: GatehouseConfiguration, providers: ProviderCatalog, logger: Logger, serving: Bool
+        configuration: GatehouseConfiguration, providers: ProviderCatalog, logger: Logger, serving: Bool, creating: Bool = true
     ) throws(ConfigurationError) -> GatewayContext {
-        let key = try MasterKey.resolve(configured: configuration.masterKey, store: configuration.store)
+        let key = try MasterKey.resolve(configured: configuration.masterKey, store: configuration.store, create: creating)
         let opened: any Store
         switch configuration.store {
         case .memory:

@@ -16,7 +16,10 @@ struct ParsedCommand: Sendable {
         case command(ParsedCommand)
         case overview
         case version
-        case usageError(String)
+        /// A mistake in the command line: the message, then the usage that fits (stderr, exit 2).
+        case usageError(String, usage: String)
+        /// `gatehouse apps --help`: the verbs of one command group.
+        case groupHelp(String)
     }
 
     static func parse(_ arguments: [String]) -> Outcome {
@@ -60,26 +63,34 @@ struct ParsedCommand: Sendable {
             .filter { words.starts(with: $0.words) }
             .max { $0.words.count < $1.words.count }
         guard let spec else {
-            if words.isEmpty { return .overview }
+            if words.isEmpty {
+                // `gatehouse --bogus` is a mistake, not a request for the overview.
+                if let (name, _) = pendingOptions.first(where: { !CommandSpec.globalValueOptions.contains($0.0) }) {
+                    return .usageError("unknown option --\(name)", usage: CommandSpec.overview)
+                }
+                return .overview
+            }
             let known = Set(CommandSpec.all.map { $0.words[0] })
             if known.contains(words[0]) {
+                if words.count == 1, flags.contains("help") { return .groupHelp(words[0]) }
                 let verbs = CommandSpec.all.filter { $0.words[0] == words[0] }.compactMap { $0.words.dropFirst().first }
-                if words.count == 1, flags.contains("help") { return .overview }
-                return .usageError("unknown '\(words[0])' command '\(words.dropFirst().first ?? "")'; expected one of: \(verbs.joined(separator: ", "))")
+                return .usageError(
+                    "unknown '\(words[0])' command '\(words.dropFirst().first ?? "")'; expected one of: \(verbs.joined(separator: ", "))",
+                    usage: CommandSpec.groupHelp(words[0]))
             }
-            return .usageError("unknown command '\(words[0])'; run 'gatehouse --help'")
+            return .usageError("unknown command '\(words[0])'", usage: CommandSpec.overview)
         }
         for (name, value) in pendingOptions {
             guard CommandSpec.globalValueOptions.contains(name) || spec.valueOptions.contains(name) else {
-                return .usageError("unknown option --\(name) for '\(spec.words.joined(separator: " "))'; run it with --help")
+                return .usageError("unknown option --\(name) for '\(spec.words.joined(separator: " "))'", usage: spec.help)
             }
-            guard let value else { return .usageError("option --\(name) needs a value") }
+            guard let value else { return .usageError("option --\(name) needs a value", usage: spec.help) }
             options[name, default: []].append(value)
         }
         let positionals = Array(words.dropFirst(spec.words.count))
         let command = ParsedCommand(spec: spec, positionals: positionals, options: options, flags: flags)
         if !command.wantsHelp, !spec.positionals.contains(positionals.count) {
-            return .usageError("usage: \(spec.usage)")
+            return .usageError("wrong number of arguments for '\(spec.words.joined(separator: " "))'", usage: spec.help)
         }
         return .command(command)
     }

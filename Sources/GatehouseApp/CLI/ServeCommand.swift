@@ -18,6 +18,12 @@ enum ServeCommand {
             Console.err("gatehouse: invalid provider definition: \(first)\(more)")
             return 2
         }
+        guard !context.providers.all.isEmpty else {
+            let directories = context.configuration.providerDirectories.joined(separator: ", ")
+            Console.err("gatehouse: no provider definitions in \(directories): no login could start; "
+                + "add providers/<id>/provider.json there, or leave --builtin-providers on")
+            return 2
+        }
         // Writes to a vanished peer must fail with EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let termination = TerminationSignal()

@@ -9,7 +9,7 @@ struct ConfigurationLoader {
     static let settingNames = [
         "listen", "public_url", "store", "providers", "admin_token", "master_key", "log_level", "log_format",
         "state_ttl", "code_ttl", "upstream_timeout", "max_header_bytes", "admin_token_file", "rate_limit_app",
-        "rate_limit_address", "trusted_proxies",
+        "rate_limit_address", "trusted_proxies", "builtin_providers",
     ]
 
     /// Settings that are counts; a config file may write them as JSON numbers.
@@ -31,12 +31,16 @@ struct ConfigurationLoader {
                 "invalid listen address '\(listenText)': expected HOST:PORT with a numeric IPv4 host, [IPv6] or localhost, e.g. 127.0.0.1:6284"
             )
         }
-        let publicURL = try Self.validatePublicURL(value("public_url") ?? "http://localhost:6284")
+        let publicURL = try Self.validatePublicURL(value("public_url") ?? Self.defaultPublicURL(listen))
         let storeText = value("store") ?? "sqlite:./data/gatehouse.db"
         guard let store = StoreLocation(storeText) else {
             throw ConfigurationError("invalid store '\(storeText)': expected memory:, sqlite:PATH or redis://HOST:PORT/DB")
         }
-        let directories = try providerDirectories(file: file)
+        let builtinText = value("builtin_providers") ?? "on"
+        guard builtinText == "on" || builtinText == "off" else {
+            throw ConfigurationError("invalid builtin_providers '\(builtinText)': expected on or off")
+        }
+        let directories = try providerDirectories(file: file, builtin: builtinText == "on")
         var adminToken = value("admin_token")
         if let path = value("admin_token_file") {
             guard adminToken == nil else {
@@ -96,25 +100,42 @@ struct ConfigurationLoader {
             rateLimitAddress: rateLimitAddress, trustedProxies: trustedProxies)
     }
 
-    private func providerDirectories(file: [String: [String]]) throws(ConfigurationError) -> [String] {
-        let chosen: [String]
+    /// Without a `public_url`, the address the gateway listens on. A loopback or wildcard
+    /// address becomes `localhost` (a wildcard names no host a browser can reach, and
+    /// `localhost` is the name the README's tour and most providers' test apps use).
+    static func defaultPublicURL(_ listen: ListenAddress) -> String {
+        let local = ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost"].contains(listen.host)
+        return "http://" + (local ? "localhost:\(listen.port)" : listen.description)
+    }
+
+    /// The built-in catalogue first (unless `builtin` is off), then the configured directories,
+    /// whose providers add to it or replace it by id.
+    private func providerDirectories(file: [String: [String]], builtin: Bool) throws(ConfigurationError) -> [String] {
+        var chosen: [String] = []
         if let fromFlags = flags["providers"], !fromFlags.isEmpty {
             chosen = fromFlags
         } else if let fromEnvironment = environment["GATEHOUSE_PROVIDERS"], !fromEnvironment.isEmpty {
             chosen = fromEnvironment.split(separator: ":").map(String.init)
         } else if let fromFile = file["providers"] {
             chosen = fromFile
-        } else {
-            guard let builtin = FileSystem.builtinProvidersDirectory() else {
-                throw ConfigurationError(
-                    "cannot find the built-in providers directory: pass --providers DIR or set GATEHOUSE_PROVIDERS")
-            }
-            return [builtin]
         }
         for directory in chosen where !FileSystem.isDirectory(directory) {
             throw ConfigurationError("invalid providers directory '\(directory)': not a directory")
         }
-        return chosen
+        guard builtin else {
+            guard !chosen.isEmpty else {
+                throw ConfigurationError("builtin_providers is off and no --providers DIR is given: there would be no provider")
+            }
+            return chosen
+        }
+        guard let builtinDirectory = FileSystem.builtinProvidersDirectory() else {
+            throw ConfigurationError(
+                "cannot find the built-in providers directory (share/gatehouse/providers beside the binary): "
+                    + "install it, or pass --builtin-providers off with --providers DIR")
+        }
+        // The image names the built-in directory itself; reading it twice would change nothing.
+        let builtinPath = FileSystem.canonicalPath(builtinDirectory)
+        return [builtinDirectory] + chosen.filter { FileSystem.canonicalPath($0) != builtinPath }
     }
 
     /// Reads `--config FILE`: a JSON object whose keys are setting names.

@@ -6,7 +6,8 @@ internal import GatehouseCrypto
 enum MasterKey {
     static let fileName = "master.key"
 
-    static func resolve(configured: [UInt8]?, store: StoreLocation) throws(ConfigurationError) -> [UInt8] {
+    /// `create`: false for a command that only reads, which must leave no key file behind.
+    static func resolve(configured: [UInt8]?, store: StoreLocation, create: Bool = true) throws(ConfigurationError) -> [UInt8] {
         if let configured { return configured }
         switch store {
         case .memory:
@@ -20,7 +21,14 @@ enum MasterKey {
                 "a master key is required with the redis store: set --master-key or GATEHOUSE_MASTER_KEY (openssl rand -base64 32)")
         case .sqlite(let path):
             let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-            return try loadOrCreate(in: directory.isEmpty ? "/" : directory)
+            let folder = directory.isEmpty ? "/" : directory
+            if !create {
+                guard let key = try read(folder + "/" + fileName) else {
+                    throw ConfigurationError("no master key at '\(folder)/\(fileName)' beside the database: give --master-key")
+                }
+                return key
+            }
+            return try loadOrCreate(in: folder)
         }
     }
 

@@ -100,6 +100,13 @@ public enum FileSystem {
 
     /// Finds the providers shipped with this build: an installed `share/gatehouse/providers`
     /// beside the binary, the source tree's `providers/` above a `.build` binary, or `./providers`.
+    /// `path` with symbolic links and `.`/`..` resolved, or `path` itself if it does not exist.
+    public static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     public static func builtinProvidersDirectory() -> String? {
         var candidates: [String] = []
         if let directory = executableDirectory() {
