@@ -31,30 +31,50 @@ public struct ProviderCatalog: Sendable {
                 continue
             }
             for id in FileSystem.entries(directory) where FileSystem.isDirectory(directory + "/" + id) {
-                let folder = directory + "/" + id
-                let path = folder + "/provider.json"
-                guard Self.isProviderID(id) else {
-                    defects.append("\(folder): provider ids are lowercase letters, digits, '_', '-' and '.'")
-                    continue
-                }
-                guard let bytes = FileSystem.read(path) else {
-                    defects.append("\(path): missing or unreadable")
-                    continue
-                }
-                guard let document = JSONValue.parse(bytes) else {
-                    defects.append("\(path): not valid JSON")
-                    continue
-                }
-                switch DefinitionReader.read(id: id, document: document) {
-                case .success(let definition):
-                    entries[id] = Entry(definition: definition, directory: folder)
-                case .failure(let failure):
-                    defects += failure.defects.map { "\(path): \($0)" }
-                }
+                let (definition, found) = Self.read(id: id, file: directory + "/" + id + "/provider.json")
+                if let definition { entries[id] = Entry(definition: definition, directory: directory + "/" + id) }
+                defects += found
             }
         }
         self.entries = entries
         self.defects = defects
+    }
+
+    /// The defects of what `path` names, one line each: a catalogue folder (one folder per
+    /// provider), one provider's folder (holding `provider.json`), or a definition file, whose
+    /// id is its folder's name for `provider.json` and its own name otherwise. A folder that
+    /// holds no definition is a defect: pointing a deployment at it would serve nothing.
+    public static func defects(at path: String) -> [String] {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let name = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+        guard FileSystem.isDirectory(trimmed) else {
+            guard FileSystem.exists(trimmed) else { return ["\(trimmed): no such file or folder"] }
+            let folder = trimmed.split(separator: "/").dropLast().last.map(String.init) ?? "."
+            let id = name == "provider.json" ? folder : String(name.split(separator: ".").first ?? "")
+            return read(id: id, file: trimmed).defects
+        }
+        if FileSystem.exists(trimmed + "/provider.json") {
+            return read(id: name, file: trimmed + "/provider.json").defects
+        }
+        let catalogue = ProviderCatalog(directories: [trimmed])
+        if catalogue.entries.isEmpty && catalogue.defects.isEmpty {
+            return ["\(trimmed): no provider definitions (expected <id>/provider.json folders or a provider.json)"]
+        }
+        return catalogue.defects
+    }
+
+    /// One definition file read as provider `id`: the definition, or the lines saying why not.
+    private static func read(id: String, file path: String) -> (definition: ProviderDefinition?, defects: [String]) {
+        guard isProviderID(id) else {
+            let folder = path.hasSuffix("/provider.json") ? String(path.dropLast("/provider.json".count)) : path
+            return (nil, ["\(folder): provider ids are lowercase letters, digits, '_', '-' and '.'"])
+        }
+        guard let bytes = FileSystem.read(path) else { return (nil, ["\(path): missing or unreadable"]) }
+        guard let document = JSONValue.parse(bytes) else { return (nil, ["\(path): not valid JSON"]) }
+        switch DefinitionReader.read(id: id, document: document) {
+        case .success(let definition): return (definition, [])
+        case .failure(let failure): return (nil, failure.defects.map { "\(path): \($0)" })
+        }
     }
 
     /// Every provider, ordered by id.
@@ -75,3 +95,4 @@ public struct ProviderCatalog: Sendable {
             }
     }
 }
+

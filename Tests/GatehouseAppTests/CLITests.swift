@@ -199,4 +199,29 @@ struct CLITests {
         let serve = try await GatehouseProcess.run(["serve", "--store", "memory:"], environment: environment, directory: workspace.path)
         #expect(serve.status == 2, "a bad provider file stops the server from starting")
     }
+
+    @Test("providers validate takes a catalogue folder, one provider's folder or a file; an empty folder is a defect")
+    func validatePaths() async throws {
+        let workspace = try Workspace(providers: ["github": Workspace.defaultProviders["github"] ?? "", "broken": #"{"name": "B"}"#])
+        try FileManager.default.createDirectory(atPath: workspace.path + "/empty", withIntermediateDirectories: true)
+        func validate(_ path: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await GatehouseProcess.run(["providers", "validate", path], directory: workspace.path)
+        }
+        for good in ["providers/github", "providers/github/", "providers/github/provider.json"] {
+            let result = try await validate(good)
+            #expect(result.status == 0 && result.stdout.hasPrefix("ok: "), "\(good): \(result.stderr)")
+        }
+        let broken = try await validate("providers/broken")
+        #expect(broken.status == 1)
+        #expect(broken.stderr == "providers/broken/provider.json: /: a provider needs an oauth2, oauth1 or native block\n")
+        let brokenFile = try await validate("providers/broken/provider.json")
+        #expect(brokenFile.status == 1 && brokenFile.stderr == broken.stderr)
+        let catalogue = try await validate("providers")
+        #expect(catalogue.status == 1 && catalogue.stderr == broken.stderr)
+        let empty = try await validate("empty")
+        #expect(empty.status == 1)
+        #expect(empty.stderr.hasPrefix("empty: no provider definitions"), "\(empty.stderr)")
+        let missing = try await validate("nowhere")
+        #expect(missing.status == 1 && missing.stderr.hasPrefix("nowhere: no such file or folder"))
+    }
 }

@@ -60,8 +60,8 @@ struct CommandSpec: Sendable {
             words: ["providers", "show"], usage: "gatehouse providers show ID", summary: "Print a provider definition.",
             valueOptions: [], positionals: 1...1),
         CommandSpec(
-            words: ["providers", "validate"], usage: "gatehouse providers validate [DIR ...]",
-            summary: "Check provider definitions; prints one line per defect and exits 1 if there is any.",
+            words: ["providers", "validate"], usage: "gatehouse providers validate [PATH ...]",
+            summary: "Check provider definitions (catalogue folders, provider folders or files); one line per defect, exit 1 if any.",
             valueOptions: [], positionals: 0...64),
     ]
 

@@ -23,8 +23,9 @@ enum ProviderCommands {
     }
 
     static func validate(_ command: ParsedCommand, configuration: GatehouseConfiguration) -> Int32 {
+        // Without arguments, the stack `serve` would read.
         let directories = command.positionals.isEmpty ? configuration.providerDirectories : command.positionals
-        let defects = ProviderCatalog(directories: directories).defects
+        let defects = directories.flatMap(ProviderCatalog.defects(at:))
         for defect in defects { Console.err(defect) }
         if defects.isEmpty, !command.json { Console.out("ok: \(directories.joined(separator: ", "))") }
         if command.json { Console.json(["defects": defects]) }
